@@ -1,0 +1,187 @@
+"""The core of every attention mechanism: scores -> mask -> softmax -> weighted sum of values.
+
+Every function here is plain (no parameters held) and returns ``(output, weights)`` where the weights
+matter, so that the pictures in the book show exactly what ``forward`` computed. Masks follow the one
+convention of :mod:`attn.masks`: boolean, ``True`` = may attend.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+__all__ = [
+    "softmax",
+    "dot_product_scores",
+    "cosine_scores",
+    "additive_scores",
+    "attend",
+    "scaled_dot_product_attention",
+]
+
+_LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def _shape(t: torch.Tensor) -> tuple[int, ...]:
+    return tuple(t.shape)
+
+
+def _require_tensor(name: str, x: object, min_dim: int) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() < min_dim:
+        raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {_shape(x)}")
+
+
+def softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.Tensor:
+    """``softmax(x / temperature)`` along ``dim``: ``exp(x_i / τ) / Σ_j exp(x_j / τ)``.
+
+    Numerically stable (the row maximum is subtracted first; float16 and bfloat16 are computed in
+    float32). As ``temperature`` → 0 it approaches the one-hot argmax, as it → ∞ the uniform
+    distribution. Entries equal to ``-inf`` get weight 0, and a row that is ``-inf`` everywhere (nothing
+    to attend to) gets all-zero weights instead of NaN.
+    """
+    _require_tensor("x", x, 1)
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+        raise ValueError(f"temperature must be a number, got {type(temperature).__name__}")
+    if not (temperature > 0 and math.isfinite(temperature)):
+        raise ValueError(f"temperature must be a positive finite number, got {temperature}")
+    work = x.float() if x.dtype in _LOW_PRECISION else x
+    empty = torch.isneginf(work).all(dim=dim, keepdim=True)  # rows with nothing to attend to
+    work = work.masked_fill(empty, 0.0)
+    if temperature != 1.0:
+        # Shift before dividing: (x - max) / τ <= 0 cannot overflow, even for tiny τ.
+        work = (work - work.amax(dim=dim, keepdim=True)) / temperature
+    weights = torch.softmax(work, dim=dim).masked_fill(empty, 0.0)
+    return weights.to(x.dtype)
+
+
+def dot_product_scores(query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+    """Dot-product scores ``q·k`` (Luong et al. 2015, eq. 8): ``(..., Tq, d_k), (..., Tk, d_k) -> (..., Tq, Tk)``."""
+    _check_query_key(query, key)
+    return query @ key.transpose(-2, -1)
+
+
+def cosine_scores(query: torch.Tensor, key: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
+    """Cosine similarity ``q·k / (|q| |k|)`` (Graves et al. 2014, eq. 6): ``-> (..., Tq, Tk)``, each in [-1, 1]."""
+    _check_query_key(query, key)
+    q = query / query.norm(dim=-1, keepdim=True).clamp_min(eps)
+    k = key / key.norm(dim=-1, keepdim=True).clamp_min(eps)
+    return q @ k.transpose(-2, -1)
+
+
+def additive_scores(
+    query: torch.Tensor, key: torch.Tensor, W_q: torch.Tensor, W_k: torch.Tensor, v: torch.Tensor
+) -> torch.Tensor:
+    """Additive scores ``vᵀ tanh(W_q q + W_k k)`` (Bahdanau et al. 2014, eq. 6 / App. A.1.2).
+
+    Shapes: query ``(..., Tq, d_q)``, key ``(..., Tk, d_k)``, ``W_q (d_a, d_q)``, ``W_k (d_a, d_k)``,
+    ``v (d_a,)`` -> scores ``(..., Tq, Tk)``. Unlike the dot product, d_q and d_k may differ.
+    """
+    _require_tensor("query", query, 2)
+    _require_tensor("key", key, 2)
+    for name, W, x, x_name in (("W_q", W_q, query, "query"), ("W_k", W_k, key, "key")):
+        _require_tensor(name, W, 2)
+        if W.dim() != 2 or W.shape[1] != x.shape[-1]:
+            raise ValueError(
+                f"{name} must have shape (d_a, {x.shape[-1]}) to match {x_name} {_shape(x)}, got {_shape(W)}"
+            )
+    _require_tensor("v", v, 1)
+    if W_q.shape[0] != W_k.shape[0] or v.shape != (W_q.shape[0],):
+        raise ValueError(f"W_q, W_k and v must share d_a: got W_q {_shape(W_q)}, W_k {_shape(W_k)}, v {_shape(v)}")
+    _check_batch("query", query, "key", key)
+    q = (query @ W_q.T).unsqueeze(-2)  # (..., Tq, 1, d_a)
+    k = (key @ W_k.T).unsqueeze(-3)  # (..., 1, Tk, d_a)
+    return torch.tanh(q + k) @ v  # (..., Tq, Tk)
+
+
+def attend(
+    scores: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Soft lookup: ``α = softmax(scores)`` over keys where ``mask`` allows, output ``Σ_j α_ij v_j``.
+
+    scores ``(..., Tq, Tk)``, value ``(..., Tk, d_v)``, mask bool broadcastable to ``(..., Tq, Tk)``
+    (``True`` = may attend) -> output ``(..., Tq, d_v)``, weights ``(..., Tq, Tk)``. A query row that may
+    attend to nothing gets zero weights and a zero output.
+    """
+    _require_tensor("scores", scores, 2)
+    _require_tensor("value", value, 2)
+    if scores.shape[-1] != value.shape[-2]:
+        raise ValueError(
+            f"value has length Tk={value.shape[-2]} but the scores cover Tk={scores.shape[-1]} keys "
+            f"(scores {_shape(scores)}, value {_shape(value)})"
+        )
+    _check_batch("scores", scores, "value", value)
+    if mask is not None:
+        _check_mask(mask, _shape(scores))
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = softmax(scores, dim=-1)  # (..., Tq, Tk)
+    return weights @ value, weights  # (..., Tq, d_v), (..., Tq, Tk)
+
+
+def scaled_dot_product_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    scale: float | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``softmax(Q Kᵀ / √d_k) V`` (Vaswani et al. 2017, eq. 1), returning ``(output, weights)``.
+
+    query ``(..., Tq, d_k)``, key ``(..., Tk, d_k)``, value ``(..., Tk, d_v)``; ``mask`` bool,
+    broadcastable to ``(..., Tq, Tk)``, ``True`` = may attend (as in
+    :func:`torch.nn.functional.scaled_dot_product_attention`; :class:`torch.nn.MultiheadAttention` uses
+    the opposite). ``scale`` defaults to ``1 / √d_k``. Fully masked rows give zero weights and output.
+    """
+    _check_query_key(query, key)
+    _require_tensor("value", value, 2)
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"key has length Tk={key.shape[-2]} but value has length {value.shape[-2]} "
+            f"(key {_shape(key)}, value {_shape(value)})"
+        )
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    elif isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
+        raise ValueError(f"scale must be a finite number or None, got {scale!r}")
+    scores = dot_product_scores(query * scale, key)  # (..., Tq, Tk)
+    return attend(scores, value, mask)
+
+
+def _check_query_key(query: torch.Tensor, key: torch.Tensor) -> None:
+    _require_tensor("query", query, 2)
+    _require_tensor("key", key, 2)
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            f"query and key must have the same d_k, got query {_shape(query)} (d_k={query.shape[-1]}) "
+            f"and key {_shape(key)} (d_k={key.shape[-1]})"
+        )
+    _check_batch("query", query, "key", key)
+
+
+def _check_batch(a_name: str, a: torch.Tensor, b_name: str, b: torch.Tensor) -> None:
+    try:
+        torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"the leading (batch) dimensions of {a_name} {_shape(a)} and {b_name} {_shape(b)} do not broadcast"
+        ) from None
+
+
+def _check_mask(mask: torch.Tensor, scores_shape: tuple[int, ...]) -> None:
+    if not isinstance(mask, torch.Tensor):
+        raise ValueError(f"mask must be a bool torch.Tensor, got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise ValueError(
+            f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}; "
+            "for a float mask of 0/-inf use mask == 0"
+        )
+    try:
+        broadcast = torch.broadcast_shapes(mask.shape, scores_shape)
+    except RuntimeError:
+        broadcast = None
+    if broadcast != scores_shape:
+        raise ValueError(
+            f"mask of shape {_shape(mask)} does not broadcast to the scores' shape (..., Tq, Tk) = {scores_shape}"
+        )

@@ -1,0 +1,149 @@
+"""Matplotlib pictures of attention weights, labelled with tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.axes import Axes
+
+__all__ = ["heatmap", "bar_weights", "lookup_figure"]
+
+CMAP = "viridis"  # perceptually uniform and colour-blind safe
+
+
+def _as_2d(name: str, weights: torch.Tensor) -> torch.Tensor:
+    weights = torch.as_tensor(weights).detach().float().cpu()
+    if weights.dim() != 2:
+        raise ValueError(f"{name} must be 2-D (Tq, Tk), got shape {tuple(weights.shape)}")
+    return weights
+
+
+def _check_labels(name: str, labels: Sequence[str] | None, n: int, axis: str) -> None:
+    if labels is not None and len(labels) != n:
+        raise ValueError(f"{name} has {len(labels)} labels but the weights have {n} {axis}")
+
+
+def heatmap(
+    weights: torch.Tensor,
+    x_tokens: Sequence[str] | None = None,
+    y_tokens: Sequence[str] | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+    annotate: bool | None = None,
+) -> Axes:
+    """Draw a ``(Tq, Tk)`` weight matrix: one row per query (``y_tokens``), one column per key (``x_tokens``)."""
+    weights = _as_2d("weights", weights)
+    Tq, Tk = weights.shape
+    _check_labels("y_tokens", y_tokens, Tq, "rows (queries)")
+    _check_labels("x_tokens", x_tokens, Tk, "columns (keys)")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.5 * Tk + 2, 0.45 * Tq + 1.2))
+    image = ax.imshow(weights.numpy(), cmap=CMAP, vmin=0.0, vmax=max(1e-9, float(weights.max())))
+    ax.set_xticks(range(Tk), labels=list(x_tokens) if x_tokens is not None else range(Tk), rotation=60)
+    ax.set_yticks(range(Tq), labels=list(y_tokens) if y_tokens is not None else range(Tq))
+    ax.set_xlabel("key")
+    ax.set_ylabel("query")
+    if annotate is None:
+        annotate = Tq * Tk <= 100
+    if annotate:
+        for i in range(Tq):
+            for j in range(Tk):
+                w = float(weights[i, j])
+                ax.text(
+                    j,
+                    i,
+                    f"{w:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="black" if w > 0.6 * float(weights.max()) else "white",
+                )
+    if title:
+        ax.set_title(title)
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return ax
+
+
+def bar_weights(
+    weights: torch.Tensor,
+    labels: Sequence[str] | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Bar chart of one distribution of weights (a row of attention, a softmax output)."""
+    weights = torch.as_tensor(weights).detach().float().cpu()
+    if weights.dim() != 1:
+        raise ValueError(f"weights must be 1-D, got shape {tuple(weights.shape)}")
+    _check_labels("labels", labels, weights.numel(), "entries")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4, 2.5))
+    names = list(labels) if labels is not None else [str(i) for i in range(weights.numel())]
+    ax.bar(names, weights.numpy(), color=plt.get_cmap(CMAP)(0.35))
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("weight")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def lookup_figure(
+    keys: torch.Tensor,
+    query: torch.Tensor,
+    weights: torch.Tensor,
+    output: torch.Tensor,
+    labels: Sequence[str] | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """2-D soft lookup: keys as dots sized and coloured by their weight, the query, and ``Σ_i p_i k_i``."""
+    keys = torch.as_tensor(keys).detach().float().cpu()
+    query = torch.as_tensor(query).detach().float().cpu()
+    weights = torch.as_tensor(weights).detach().float().cpu()
+    output = torch.as_tensor(output).detach().float().cpu()
+    if keys.dim() != 2 or keys.shape[1] != 2:
+        raise ValueError(f"keys must have shape (M, 2), got {tuple(keys.shape)}")
+    M = keys.shape[0]
+    if query.shape != (2,) or output.shape != (2,) or weights.shape != (M,):
+        raise ValueError(
+            f"expected query (2,), output (2,), weights ({M},); got query {tuple(query.shape)}, "
+            f"output {tuple(output.shape)}, weights {tuple(weights.shape)}"
+        )
+    _check_labels("labels", labels, M, "keys")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.2, 4.2))
+    cmap = plt.get_cmap(CMAP)
+    ax.axhline(0, color="0.85", lw=0.8, zorder=0)
+    ax.axvline(0, color="0.85", lw=0.8, zorder=0)
+    ax.scatter(
+        keys[:, 0],
+        keys[:, 1],
+        s=40 + 600 * weights.numpy(),
+        c=cmap(weights.numpy()),
+        edgecolors="black",
+        linewidths=0.6,
+        zorder=2,
+        label="keys (size = weight)",
+    )
+    for i in range(M):
+        name = labels[i] if labels is not None else f"k{i}"
+        ax.annotate(
+            f"{name}\n{float(weights[i]):.2f}", keys[i].tolist(), textcoords="offset points", xytext=(8, 6), fontsize=8
+        )
+    ax.annotate("", xy=query.tolist(), xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": "crimson", "lw": 2})
+    ax.plot(*query.tolist(), marker="o", color="crimson", ms=5, ls="", label="query q")
+    ax.plot(
+        *output.tolist(), marker="*", color="darkorange", ms=16, mec="black", ls="", label="output Σ p_i k_i", zorder=3
+    )
+    lim = 1.25 * max(1.0, float(keys.abs().max()), float(query.abs().max()))
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-lim, lim)
+    ax.set_aspect("equal")
+    ax.legend(loc="lower left", fontsize=7)
+    if title:
+        ax.set_title(title)
+    return ax

@@ -1,0 +1,113 @@
+"""ipywidgets panels for a live kernel. Each redraws a plot from :mod:`attn.viz.plots` as a PNG image.
+
+The figure is drawn off-screen (``matplotlib.figure.Figure``, not pyplot) and shown in an ``Image``
+widget, so the panel's last state is saved with the notebook and still shows in the static book.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from collections.abc import Callable, Sequence
+
+import ipywidgets as widgets
+import torch
+from matplotlib.figure import Figure
+
+from attn.functional import dot_product_scores, softmax
+from attn.viz.plots import bar_weights, lookup_figure
+
+__all__ = ["softmax_panel", "lookup_panel"]
+
+
+def _png(draw: Callable[[Figure], None], size: tuple[float, float]) -> bytes:
+    fig = Figure(figsize=size, dpi=80)
+    draw(fig)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def _weights_table(labels: Sequence[str], weights: torch.Tensor) -> str:
+    cells = "".join(
+        f"<td style='padding:0 6px'>{html.escape(str(name))}<br><b>{float(w):.3f}</b></td>"
+        for name, w in zip(labels, weights, strict=True)
+    )
+    return f"<table><tr>{cells}</tr></table>"
+
+
+def _panel(
+    controls: list[widgets.Widget],
+    render: Callable[[], tuple[bytes, str]],
+) -> widgets.VBox:
+    image = widgets.Image(format="png")
+    readout = widgets.HTML()
+
+    def update(_change: object = None) -> None:
+        image.value, readout.value = render()
+
+    for control in controls:
+        control.observe(update, names="value")
+    update()
+    return widgets.VBox([*controls, readout, image])
+
+
+def _temperature_slider(value: float) -> widgets.FloatLogSlider:
+    return widgets.FloatLogSlider(
+        value=value,
+        base=10,
+        min=-2,
+        max=2,
+        step=0.05,
+        description="temperature τ",
+        continuous_update=True,
+        style={"description_width": "initial"},
+    )
+
+
+def softmax_panel(logits: torch.Tensor, labels: Sequence[str], temperature: float = 1.0) -> widgets.VBox:
+    """A temperature slider over ``softmax(logits / τ)``: a bar chart and the exact weights."""
+    logits = torch.as_tensor(logits, dtype=torch.float32)
+    if logits.dim() != 1 or len(labels) != logits.numel():
+        raise ValueError(
+            f"logits must be 1-D with one label each, got logits {tuple(logits.shape)} and {len(labels)} labels"
+        )
+    slider = _temperature_slider(temperature)
+
+    def render() -> tuple[bytes, str]:
+        p = softmax(logits, temperature=slider.value)
+        title = f"softmax(x / {slider.value:.2f})"
+        png = _png(lambda fig: bar_weights(p, labels, ax=fig.add_subplot(), title=title), (4.5, 2.6))
+        return png, _weights_table(labels, p)
+
+    return _panel([slider], render)
+
+
+def lookup_panel(
+    keys: torch.Tensor,
+    labels: Sequence[str],
+    query: Sequence[float] = (1.0, 0.0),
+    temperature: float = 1.0,
+) -> widgets.VBox:
+    """Move a 2-D query with sliders and watch ``p = softmax(K q / τ)`` and the weighted sum ``pᵀK``."""
+    keys = torch.as_tensor(keys, dtype=torch.float32)
+    if keys.dim() != 2 or keys.shape[1] != 2 or len(labels) != keys.shape[0]:
+        raise ValueError(
+            f"keys must have shape (M, 2) with one label per key, got {tuple(keys.shape)} and {len(labels)} labels"
+        )
+    lim = float(keys.abs().max()) * 1.5
+    sliders = [
+        widgets.FloatSlider(value=float(value), min=-lim, max=lim, step=0.05, description=name)
+        for name, value in zip(("q_x", "q_y"), query, strict=True)
+    ]
+    tau = _temperature_slider(temperature)
+
+    def render() -> tuple[bytes, str]:
+        q = torch.tensor([s.value for s in sliders])
+        p = softmax(dot_product_scores(q[None, :], keys)[0], temperature=tau.value)  # (M,)
+        out = p @ keys  # (2,)
+        png = _png(lambda fig: lookup_figure(keys, q, p, out, labels, ax=fig.add_subplot()), (4.4, 4.4))
+        return png, _weights_table(labels, p)
+
+    return _panel([*sliders, tau], render)

@@ -4,7 +4,6 @@ import torch
 from hypothesis import settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
 torch.set_num_threads(1)
 
 # CI runs on 2 slow cores: no per-example deadline; a fixed number of examples.

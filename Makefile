@@ -1,0 +1,60 @@
+# Attention, interactively. Quick start: `make book`, then `make test`.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# Nothing may reach a model hub at run time.
+export HF_HUB_OFFLINE := 1
+export PYTHONHASHSEED := 0
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: help venv book test unit nbval book-check lab assignments execute benchmarks lint clean
+
+help:
+	@echo "make book         create .venv, install, build the HTML book into _build/html"
+	@echo "make test         unit tests, nbval on every chapter, student versions, book build check"
+	@echo "make lab          JupyterLab on notebooks/"
+	@echo "make assignments  student versions into _build/assignments (FORCE=1 to overwrite)"
+	@echo "make execute NB=notebooks/01_softmax.ipynb   re-execute a chapter and save its outputs"
+	@echo "make benchmarks   print the performance tables"
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -n "$(PYTHON)" || { echo "error: Python 3.11 not found (set PYTHON=/path/to/python3.11)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	@touch $(STAMP)
+
+book: $(STAMP)
+	$(VENV)/bin/jupyter-book build . --builder html -W --keep-going
+	@echo "The book is at $(CURDIR)/_build/html/index.html"
+
+test: $(STAMP)
+	$(PY) -m pytest tests notebooks --nbval --nbval-current-env --nbval-cell-timeout=300 \
+		--sanitize-with tests/nbval_sanitize.cfg -p no:randomly
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks/
+
+assignments: $(STAMP)
+	$(PY) -m attn.grading notebooks _build/assignments $(if $(FORCE),--force)
+
+# Authors: re-execute a chapter in place, saving outputs and widget state (then commit it).
+execute: $(STAMP)
+	@test -n "$(NB)" || { echo "usage: make execute NB=notebooks/NN_name.ipynb"; exit 1; }
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+		--ExecutePreprocessor.timeout=600 "$(NB)"
+
+benchmarks: $(STAMP)
+	$(PY) benchmarks/attention_core.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check attn tests benchmarks
+
+clean:
+	rm -rf _build .hypothesis

@@ -1,0 +1,58 @@
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import attn  # noqa: E402
+from attn.viz import bar_weights, heatmap, lookup_figure  # noqa: E402
+from attn.viz.widgets import lookup_panel, softmax_panel  # noqa: E402
+
+
+def test_heatmap_labels_and_values():
+    weights = torch.tensor([[0.25, 0.75], [1.0, 0.0], [0.5, 0.5]])
+    ax = heatmap(weights, ["k1", "k2"], ["a", "b", "c"])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["k1", "k2"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
+    assert "0.75" in [t.get_text() for t in ax.texts]
+    plt.close("all")
+
+
+def test_heatmap_rejects_mismatched_tokens():
+    with pytest.raises(ValueError, match=r"x_tokens has 3 labels but the weights have 2 columns"):
+        heatmap(torch.ones(2, 2), ["a", "b", "c"], ["a", "b"])
+    with pytest.raises(ValueError, match=r"weights must be 2-D"):
+        heatmap(torch.ones(2, 2, 2))
+
+
+def test_bar_and_lookup_figures():
+    p = attn.softmax(torch.tensor([1.0, 2.0, 3.0]))
+    assert len(bar_weights(p, ["a", "b", "c"]).patches) == 3
+    keys = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    ax = lookup_figure(keys, torch.tensor([1.0, 1.0]), p, p @ keys, ["a", "b", "c"])
+    assert any("a\n" in t.get_text() for t in ax.texts)
+    with pytest.raises(ValueError, match=r"keys must have shape \(M, 2\)"):
+        lookup_figure(torch.ones(3, 3), torch.ones(2), p, torch.ones(2))
+    plt.close("all")
+
+
+def test_softmax_panel_redraws_when_the_slider_moves():
+    panel = softmax_panel(torch.tensor([2.0, 1.0, 0.0]), ["x", "<y>", "z"])
+    slider, readout, image = panel.children
+    before = readout.value
+    assert "&lt;y&gt;" in before  # labels are escaped
+    assert image.value[:4] == b"\x89PNG"
+    slider.value = 0.05
+    assert readout.value != before and "1.000" in readout.value
+
+
+def test_lookup_panel_follows_the_query():
+    keys = torch.tensor([[2.0, 0.0], [0.0, 2.0]])
+    panel = lookup_panel(keys, ["east", "north"], query=(1.0, 0.0))
+    q_x, q_y, tau, readout, image = panel.children
+    q_x.value, q_y.value = 0.0, 2.0
+    weights = attn.softmax(keys @ torch.tensor([0.0, 2.0]))
+    assert f"{weights[1].item():.3f}" in readout.value
+    with pytest.raises(ValueError, match="one label per key"):
+        lookup_panel(keys, ["only one"])

@@ -34,6 +34,7 @@ book: $(STAMP)
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest tests notebooks --nbval --nbval-current-env --nbval-cell-timeout=300 \
 		--sanitize-with tests/nbval_sanitize.cfg -p no:randomly
 

@@ -48,12 +48,18 @@ def softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.T
     if not (temperature > 0 and math.isfinite(temperature)):
         raise ValueError(f"temperature must be a positive finite number, got {temperature}")
     work = x.float() if x.dtype in _LOW_PRECISION else x
-    empty = torch.isneginf(work).all(dim=dim, keepdim=True)  # rows with nothing to attend to
-    work = work.masked_fill(empty, 0.0)
+    row_max = work.amax(dim=dim, keepdim=True)
+    empty = torch.isneginf(row_max)  # rows that are -inf everywhere: nothing to attend to
+    has_empty = bool(empty.any())
+    if has_empty:  # give them finite scores, then zero weights (no NaN, no NaN gradient)
+        work = work.masked_fill(empty, 0.0)
+        row_max = row_max.masked_fill(empty, 0.0)
     if temperature != 1.0:
         # Shift before dividing: (x - max) / τ <= 0 cannot overflow, even for tiny τ.
-        work = (work - work.amax(dim=dim, keepdim=True)) / temperature
-    weights = torch.softmax(work, dim=dim).masked_fill(empty, 0.0)
+        work = (work - row_max) / temperature
+    weights = torch.softmax(work, dim=dim)  # torch.softmax subtracts the row maximum itself
+    if has_empty:
+        weights = weights.masked_fill(empty, 0.0)
     return weights.to(x.dtype)
 
 

@@ -69,5 +69,7 @@ def time_notebook(path: Path, timeout: int = 600) -> float:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     return time.perf_counter() - start

@@ -32,6 +32,16 @@ def _require_tensor(name: str, x: object, min_dim: int) -> None:
         raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
     if x.dim() < min_dim:
         raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {_shape(x)}")
+    if not x.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype} (shape {_shape(x)})")
+
+
+def _same_dtype(**tensors: torch.Tensor) -> None:
+    dtypes = {t.dtype for t in tensors.values()}
+    if len(dtypes) > 1:
+        got = ", ".join(f"{name} {t.dtype}" for name, t in tensors.items())
+        *first, last = tensors
+        raise ValueError(f"{', '.join(first)} and {last} must share a dtype, got {got}")
 
 
 def softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.Tensor:
@@ -43,10 +53,16 @@ def softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.T
     to attend to) gets all-zero weights instead of NaN.
     """
     _require_tensor("x", x, 1)
+    if not -x.dim() <= dim < x.dim():
+        raise ValueError(f"dim must be in [{-x.dim()}, {x.dim() - 1}] for x of shape {_shape(x)}, got {dim}")
+    if isinstance(temperature, torch.Tensor) and temperature.numel() == 1:
+        temperature = temperature.item()
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
         raise ValueError(f"temperature must be a number, got {type(temperature).__name__}")
     if not (temperature > 0 and math.isfinite(temperature)):
         raise ValueError(f"temperature must be a positive finite number, got {temperature}")
+    if x.shape[dim] == 0:  # nothing to attend to
+        return torch.zeros_like(x)
     work = x.float() if x.dtype in _LOW_PRECISION else x
     row_max = work.amax(dim=dim, keepdim=True)
     empty = torch.isneginf(row_max)  # rows that are -inf everywhere: nothing to attend to
@@ -118,6 +134,7 @@ def attend(
             f"value has length Tk={value.shape[-2]} but the scores cover Tk={scores.shape[-1]} keys "
             f"(scores {_shape(scores)}, value {_shape(value)})"
         )
+    _same_dtype(scores=scores, value=value)
     _check_batch("scores", scores, "value", value)
     if mask is not None:
         _check_mask(mask, _shape(scores))
@@ -142,6 +159,7 @@ def scaled_dot_product_attention(
     """
     _check_query_key(query, key)
     _require_tensor("value", value, 2)
+    _same_dtype(query=query, key=key, value=value)
     if key.shape[-2] != value.shape[-2]:
         raise ValueError(
             f"key has length Tk={key.shape[-2]} but value has length {value.shape[-2]} "
@@ -163,6 +181,7 @@ def _check_query_key(query: torch.Tensor, key: torch.Tensor) -> None:
             f"query and key must have the same d_k, got query {_shape(query)} (d_k={query.shape[-1]}) "
             f"and key {_shape(key)} (d_k={key.shape[-1]})"
         )
+    _same_dtype(query=query, key=key)
     _check_batch("query", query, "key", key)
 
 

@@ -209,6 +209,33 @@ def test_bad_input_names_argument_and_shapes(make, message):
         attn.scaled_dot_product_attention(*make(*qkv(2)))
 
 
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: attn.softmax(torch.tensor([1, 2, 3])), r"x must be a floating-point tensor, got dtype torch.int64"),
+        (lambda: attn.softmax(torch.zeros(2, 3), dim=2), r"dim must be in \[-2, 1\] for x of shape \(2, 3\), got 2"),
+        (
+            lambda: attn.scaled_dot_product_attention(torch.zeros(2, 3), torch.zeros(4, 3), torch.zeros(4, 2).double()),
+            r"query, key and value must share a dtype, got query torch.float32, key torch.float32, value torch.float64",
+        ),
+        (lambda: attn.cosine_scores(torch.zeros(2, 3), torch.zeros(4, 3).half()), r"query and key must share a dtype"),
+    ],
+)
+def test_bad_dtypes_and_dims(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_no_keys_at_all_gives_zero_output():
+    out, weights = attn.scaled_dot_product_attention(torch.ones(2, 3), torch.ones(0, 3), torch.ones(0, 5))
+    assert weights.shape == (2, 0) and torch.equal(out, torch.zeros(2, 5))
+
+
+def test_temperature_may_be_a_one_element_tensor():
+    x = torch.tensor([1.0, 2.0])
+    torch.testing.assert_close(attn.softmax(x, temperature=torch.tensor(2.0)), attn.softmax(x, temperature=2.0))
+
+
 def test_attend_rejects_value_of_wrong_length():
     with pytest.raises(ValueError, match=r"value has length Tk=3 but the scores cover Tk=4"):
         attn.attend(torch.zeros(2, 4), torch.zeros(3, 5))

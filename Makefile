@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv book test unit nbval book-check lab assignments execute benchmarks lint clean
+.PHONY: help venv book test lab assignments execute benchmarks lint clean
 
 help:
 	@echo "make book         create .venv, install, build the HTML book into _build/html"
@@ -22,11 +22,11 @@ help:
 venv: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml
-	@test -n "$(PYTHON)" || { echo "error: Python 3.11 not found (set PYTHON=/path/to/python3.11)"; exit 1; }
+	@test -n "$(PYTHON)" && $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "error: the book needs Python >= 3.11 (found: $(PYTHON)); run make PYTHON=/path/to/python3.11"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
-	$(PY) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
 
 book: $(STAMP)
@@ -36,7 +36,7 @@ book: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest tests notebooks --nbval --nbval-current-env --nbval-cell-timeout=300 \
-		--sanitize-with tests/nbval_sanitize.cfg -p no:randomly
+		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
@@ -57,5 +57,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check attn tests benchmarks
 
+# Keeps _build/assignments: instructors may have edited the student versions there.
 clean:
-	rm -rf _build .hypothesis
+	rm -rf _build/html _build/.doctrees _build/jupyter_execute .hypothesis
+	@test ! -d _build/assignments || echo "kept _build/assignments (student versions); remove it by hand"

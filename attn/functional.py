@@ -8,6 +8,7 @@ convention of :mod:`attn.masks`: boolean, ``True`` = may attend.
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 
@@ -36,6 +37,25 @@ def _require_tensor(name: str, x: object, min_dim: int) -> None:
         raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype} (shape {_shape(x)})")
 
 
+def _finite_number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {type(value).__name__}")
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be a finite number, got one too large for a float") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    return value
+
+
+def _positive_finite(name: str, value: object) -> float:
+    value = _finite_number(name, value)
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value}")
+    return value
+
+
 def _same_dtype(**tensors: torch.Tensor) -> None:
     dtypes = {t.dtype for t in tensors.values()}
     if len(dtypes) > 1:
@@ -44,37 +64,44 @@ def _same_dtype(**tensors: torch.Tensor) -> None:
         raise ValueError(f"{', '.join(first)} and {last} must share a dtype, got {got}")
 
 
-def softmax(x: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.Tensor:
+def softmax(x: torch.Tensor, dim: int = -1, temperature: float | torch.Tensor = 1.0) -> torch.Tensor:
     """``softmax(x / temperature)`` along ``dim``: ``exp(x_i / τ) / Σ_j exp(x_j / τ)``.
 
     Numerically stable (the row maximum is subtracted first; float16 and bfloat16 are computed in
     float32). As ``temperature`` → 0 it approaches the one-hot argmax, as it → ∞ the uniform
-    distribution. Entries equal to ``-inf`` get weight 0, and a row that is ``-inf`` everywhere (nothing
-    to attend to) gets all-zero weights instead of NaN.
+    distribution; a one-element tensor temperature is differentiable (a learned sharpness). Entries
+    equal to ``-inf`` get weight 0, and a row that is ``-inf`` everywhere (nothing to attend to) gets
+    all-zero weights instead of NaN. ``+inf`` is rejected: no distribution can be made from it.
     """
     _require_tensor("x", x, 1)
-    if not -x.dim() <= dim < x.dim():
-        raise ValueError(f"dim must be in [{-x.dim()}, {x.dim() - 1}] for x of shape {_shape(x)}, got {dim}")
-    if isinstance(temperature, torch.Tensor) and temperature.numel() == 1:
-        temperature = temperature.item()
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-        raise ValueError(f"temperature must be a number, got {type(temperature).__name__}")
-    if not (temperature > 0 and math.isfinite(temperature)):
-        raise ValueError(f"temperature must be a positive finite number, got {temperature}")
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or not -x.dim() <= dim < x.dim():
+        raise ValueError(f"dim must be an int in [{-x.dim()}, {x.dim() - 1}] for x of shape {_shape(x)}, got {dim!r}")
+    if isinstance(temperature, torch.Tensor):
+        if temperature.numel() != 1 or not temperature.is_floating_point():
+            raise ValueError(f"a tensor temperature must be one float, got {temperature.dtype} {_shape(temperature)}")
+        _positive_finite("temperature", temperature.item())
+    else:
+        temperature = _positive_finite("temperature", temperature)
     if x.shape[dim] == 0:  # nothing to attend to
         return torch.zeros_like(x)
     work = x.float() if x.dtype in _LOW_PRECISION else x
     row_max = work.amax(dim=dim, keepdim=True)
-    empty = torch.isneginf(row_max)  # rows that are -inf everywhere: nothing to attend to
-    has_empty = bool(empty.any())
-    if has_empty:  # give them finite scores, then zero weights (no NaN, no NaN gradient)
-        work = work.masked_fill(empty, 0.0)
+    infinite = torch.isinf(row_max)
+    empty = None
+    if bool(infinite.any()):
+        if bool(torch.isposinf(row_max).any()):
+            raise ValueError(f"x contains +inf (shape {_shape(x)}): softmax is undefined there")
+        empty = infinite  # rows that are -inf everywhere: nothing to attend to
+        work = work.masked_fill(empty, 0.0)  # finite scores now, zero weights below: no NaN, no NaN gradient
         row_max = row_max.masked_fill(empty, 0.0)
-    if temperature != 1.0:
-        # Shift before dividing: (x - max) / τ <= 0 cannot overflow, even for tiny τ.
-        work = (work - row_max) / temperature
+    if isinstance(temperature, torch.Tensor):
+        work = (work - row_max) / temperature.to(work.dtype)
+    elif temperature != 1.0:
+        # Shift, then stretch: (x - max) / τ <= 0 cannot overflow. 1/τ is capped so that a tiny τ
+        # (1e-50 rounds to 0 in float32) gives the one-hot limit instead of 0/0.
+        work = (work - row_max) * min(1.0 / temperature, torch.finfo(work.dtype).max)
     weights = torch.softmax(work, dim=dim)  # torch.softmax subtracts the row maximum itself
-    if has_empty:
+    if empty is not None:
         weights = weights.masked_fill(empty, 0.0)
     return weights.to(x.dtype)
 
@@ -88,6 +115,7 @@ def dot_product_scores(query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
 def cosine_scores(query: torch.Tensor, key: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
     """Cosine similarity ``q·k / (|q| |k|)`` (Graves et al. 2014, eq. 6): ``-> (..., Tq, Tk)``, each in [-1, 1]."""
     _check_query_key(query, key)
+    eps = max(_positive_finite("eps", eps), torch.finfo(query.dtype).tiny)  # 1e-8 is 0 in float16
     q = query / query.norm(dim=-1, keepdim=True).clamp_min(eps)
     k = key / key.norm(dim=-1, keepdim=True).clamp_min(eps)
     return q @ k.transpose(-2, -1)
@@ -112,6 +140,7 @@ def additive_scores(
     _require_tensor("v", v, 1)
     if W_q.shape[0] != W_k.shape[0] or v.shape != (W_q.shape[0],):
         raise ValueError(f"W_q, W_k and v must share d_a: got W_q {_shape(W_q)}, W_k {_shape(W_k)}, v {_shape(v)}")
+    _same_dtype(query=query, key=key, W_q=W_q, W_k=W_k, v=v)
     _check_batch("query", query, "key", key)
     q = (query @ W_q.T).unsqueeze(-2)  # (..., Tq, 1, d_a)
     k = (key @ W_k.T).unsqueeze(-3)  # (..., 1, Tk, d_a)
@@ -137,7 +166,7 @@ def attend(
     _same_dtype(scores=scores, value=value)
     _check_batch("scores", scores, "value", value)
     if mask is not None:
-        _check_mask(mask, _shape(scores))
+        _check_mask(mask, _shape(scores), scores.device)
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = softmax(scores, dim=-1)  # (..., Tq, Tk)
     return weights @ value, weights  # (..., Tq, d_v), (..., Tq, Tk)
@@ -165,10 +194,7 @@ def scaled_dot_product_attention(
             f"key has length Tk={key.shape[-2]} but value has length {value.shape[-2]} "
             f"(key {_shape(key)}, value {_shape(value)})"
         )
-    if scale is None:
-        scale = 1.0 / math.sqrt(query.shape[-1])
-    elif isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
-        raise ValueError(f"scale must be a finite number or None, got {scale!r}")
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else _finite_number("scale", scale)
     scores = dot_product_scores(query * scale, key)  # (..., Tq, Tk)
     return attend(scores, value, mask)
 
@@ -176,6 +202,8 @@ def scaled_dot_product_attention(
 def _check_query_key(query: torch.Tensor, key: torch.Tensor) -> None:
     _require_tensor("query", query, 2)
     _require_tensor("key", key, 2)
+    if query.shape[-1] == 0:
+        raise ValueError(f"query and key need d_k >= 1, got query {_shape(query)} and key {_shape(key)}")
     if query.shape[-1] != key.shape[-1]:
         raise ValueError(
             f"query and key must have the same d_k, got query {_shape(query)} (d_k={query.shape[-1]}) "
@@ -194,7 +222,7 @@ def _check_batch(a_name: str, a: torch.Tensor, b_name: str, b: torch.Tensor) -> 
         ) from None
 
 
-def _check_mask(mask: torch.Tensor, scores_shape: tuple[int, ...]) -> None:
+def _check_mask(mask: torch.Tensor, scores_shape: tuple[int, ...], device: torch.device) -> None:
     if not isinstance(mask, torch.Tensor):
         raise ValueError(f"mask must be a bool torch.Tensor, got {type(mask).__name__}")
     if mask.dtype != torch.bool:
@@ -202,6 +230,8 @@ def _check_mask(mask: torch.Tensor, scores_shape: tuple[int, ...]) -> None:
             f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}; "
             "for a float mask of 0/-inf use mask == 0"
         )
+    if mask.device != device:
+        raise ValueError(f"mask is on {mask.device} but the scores are on {device}")
     try:
         broadcast = torch.broadcast_shapes(mask.shape, scores_shape)
     except RuntimeError:

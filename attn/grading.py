@@ -12,12 +12,55 @@ with ``raise NotImplementedError()`` and clears all outputs, so every autograder
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
 
-__all__ = ["student_version", "write_assignments", "grade_cells"]
+__all__ = ["forbid", "student_version", "write_assignments", "grade_cells"]
+
+
+def _resolve(dotted: str) -> object:
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for part in parts[i:]:
+            obj = getattr(obj, part)
+        return obj
+    raise ValueError(f"cannot import {dotted!r}")
+
+
+@contextmanager
+def forbid(*names: str) -> Iterator[None]:
+    """Inside the block, calling any of the named functions (``"torch.softmax"``) fails the exercise.
+
+    For autograder cells of exercises that ask for a mechanism to be written from scratch.
+    """
+    patched = []
+    try:
+        for name in names:
+            owner_name, attr = name.rsplit(".", 1)
+            owner = _resolve(owner_name)
+            own = not isinstance(owner, type) or attr in vars(owner)  # a class may inherit it
+
+            def blocked(*args: object, _name: str = name, **kwargs: object) -> None:
+                raise AssertionError(f"{_name} is not allowed in this exercise: write it yourself")
+
+            patched.append((owner, attr, getattr(owner, attr), own))
+            setattr(owner, attr, blocked)
+        yield
+    finally:
+        for owner, attr, original, own in reversed(patched):
+            if own:
+                setattr(owner, attr, original)
+            else:
+                delattr(owner, attr)
 
 
 def grade_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:

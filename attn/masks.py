@@ -13,6 +13,8 @@ import torch
 
 __all__ = ["causal_mask", "padding_mask"]
 
+_INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
 
 def causal_mask(T: int, *, device: torch.device | str | None = None) -> torch.Tensor:
     """Lower-triangular ``(T, T)`` mask: position i may attend to positions j <= i (Vaswani et al. 2017, §3.2.3)."""
@@ -28,8 +30,12 @@ def padding_mask(lengths: torch.Tensor | Sequence[int], T: int | None = None) ->
     for ``(B, H, Tq, Tk)`` use ``padding_mask(lengths, Tk)[:, None, None, :]``. ``T`` defaults to
     ``max(lengths)``.
     """
-    lengths = torch.as_tensor(lengths)
-    if lengths.dim() != 1 or lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
+    if not isinstance(lengths, torch.Tensor):
+        try:
+            lengths = torch.tensor(list(lengths), dtype=None if len(lengths) else torch.long)
+        except (TypeError, ValueError, RuntimeError):
+            raise ValueError(f"lengths must be a 1-D tensor or sequence of ints, got {lengths!r}") from None
+    if lengths.dim() != 1 or lengths.dtype not in _INTEGER_DTYPES:
         raise ValueError(
             f"lengths must be a 1-D tensor of ints, got dtype {lengths.dtype} and shape {tuple(lengths.shape)}"
         )

@@ -213,7 +213,10 @@ def test_bad_input_names_argument_and_shapes(make, message):
     ("call", "message"),
     [
         (lambda: attn.softmax(torch.tensor([1, 2, 3])), r"x must be a floating-point tensor, got dtype torch.int64"),
-        (lambda: attn.softmax(torch.zeros(2, 3), dim=2), r"dim must be in \[-2, 1\] for x of shape \(2, 3\), got 2"),
+        (
+            lambda: attn.softmax(torch.zeros(2, 3), dim=2),
+            r"dim must be an int in \[-2, 1\] for x of shape \(2, 3\), got 2",
+        ),
         (
             lambda: attn.scaled_dot_product_attention(torch.zeros(2, 3), torch.zeros(4, 3), torch.zeros(4, 2).double()),
             r"query, key and value must share a dtype, got query torch.float32, key torch.float32, value torch.float64",
@@ -294,3 +297,119 @@ def test_softmax_is_a_distribution_and_permutation_equivariant(values, temperatu
     perm = torch.randperm(len(values), generator=torch.Generator().manual_seed(len(values)))
     torch.testing.assert_close(attn.softmax(x[perm], temperature=temperature), p[perm])
     assert p[x.argmax()] == p.max()  # softmax is monotone: the largest logit gets the largest weight
+
+
+# ---------------------------------------------------------------- more edge cases and references
+
+
+def test_weights_match_a_masked_torch_softmax_reference():
+    q, k, v = qkv(2, 3)
+    mask = torch.rand(2, 1, 5, 7, generator=torch.Generator().manual_seed(5)) > 0.4
+    _, weights = attn.scaled_dot_product_attention(q, k, v, mask)
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(8)
+    reference = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+    alive = mask.expand_as(weights).any(-1)
+    torch.testing.assert_close(weights[alive], reference[alive], atol=ATOL, rtol=0)
+
+
+def test_all_true_mask_equals_no_mask():
+    q, k, v = qkv(2, 3)
+    no_mask = attn.scaled_dot_product_attention(q, k, v)
+    all_true = attn.scaled_dot_product_attention(q, k, v, torch.ones(5, 7, dtype=torch.bool))
+    for a, b in zip(no_mask, all_true, strict=True):
+        assert torch.equal(a, b)
+
+
+def test_tiny_temperature_gives_one_hot_not_nan():
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        p = attn.softmax(torch.tensor([1.0, 2.0, 3.0], dtype=dtype), temperature=1e-50)
+        assert torch.equal(p.float(), torch.tensor([0.0, 0.0, 1.0])), dtype
+
+
+def test_tensor_temperature_is_differentiable():
+    tau = torch.tensor(2.0, requires_grad=True)
+    p = attn.softmax(torch.tensor([1.0, 2.0, 4.0]), temperature=tau)
+    p[2].backward()
+    assert tau.grad is not None and tau.grad < 0  # a hotter softmax gives the top score less weight
+    with pytest.raises(ValueError, match="temperature must be a positive"):
+        attn.softmax(torch.zeros(3), temperature=torch.tensor(-1.0))
+
+
+def test_numpy_numbers_are_accepted():
+    np = pytest.importorskip("numpy")
+    x = torch.tensor([1.0, 2.0])
+    torch.testing.assert_close(attn.softmax(x, temperature=np.float32(0.5)), attn.softmax(x, temperature=0.5))
+    q, k, v = qkv()
+    torch.testing.assert_close(
+        attn.scaled_dot_product_attention(q, k, v, scale=np.int64(1))[0],
+        attn.scaled_dot_product_attention(q, k, v, scale=1.0)[0],
+    )
+
+
+def test_plus_infinity_is_rejected():
+    with pytest.raises(ValueError, match=r"x contains \+inf"):
+        attn.softmax(torch.tensor([float("inf"), 1.0]))
+
+
+def test_cosine_of_a_zero_vector_is_zero_in_half_precision():
+    cos = attn.cosine_scores(torch.zeros(1, 4).half(), torch.ones(2, 4).half())
+    assert torch.equal(cos, torch.zeros(1, 2, dtype=torch.float16))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: attn.scaled_dot_product_attention(torch.ones(3, 0), torch.ones(5, 0), torch.ones(5, 2)), "d_k >= 1"),
+        (lambda: attn.scaled_dot_product_attention(*qkv(), scale=10**400), "scale must be a finite number"),
+        (lambda: attn.scaled_dot_product_attention(*qkv(), scale="big"), "scale must be a real number, got str"),
+        (lambda: attn.softmax(torch.zeros(3), dim=None), r"dim must be an int .* got None"),
+        (lambda: attn.softmax(torch.zeros(3), dim=0.5), r"dim must be an int .* got 0.5"),
+        (
+            lambda: attn.scaled_dot_product_attention(*qkv(), torch.ones(5, 7, dtype=torch.bool, device="meta")),
+            "mask is on meta but the scores are on cpu",
+        ),
+        (
+            lambda: attn.additive_scores(
+                torch.ones(3, 5), torch.ones(4, 6), torch.ones(7, 5).double(), torch.ones(7, 6), torch.ones(7)
+            ),
+            r"query, key, W_q, W_k and v must share a dtype",
+        ),
+    ],
+)
+def test_more_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# Scores straight from hypothesis: ties, zeros, large magnitudes; several batch shapes; broadcast masks.
+score_values = st.one_of(st.sampled_from([0.0, 1.0, -1.0, 1e4, -1e4]), st.floats(-1e4, 1e4, width=32))
+
+
+@st.composite
+def scores_value_mask(draw):
+    batch = draw(st.sampled_from([(), (1,), (3,), (2, 2)]))
+    Tq, Tk, d_v = draw(st.integers(1, 4)), draw(st.integers(1, 5)), draw(st.integers(1, 3))
+    shape = (*batch, Tq, Tk)
+    n = math.prod(shape)
+    scores = torch.tensor(draw(st.lists(score_values, min_size=n, max_size=n))).reshape(shape)
+    value = torch.tensor(draw(st.lists(st.floats(-10, 10, width=32), min_size=Tk * d_v, max_size=Tk * d_v)))
+    mask_shape = draw(st.sampled_from([(Tk,), (Tq, Tk), shape, (*batch, 1, Tk)]))
+    mask = torch.tensor(draw(st.lists(st.booleans(), min_size=math.prod(mask_shape), max_size=math.prod(mask_shape))))
+    return scores, value.reshape(Tk, d_v), mask.reshape(mask_shape)
+
+
+@given(scores_value_mask())
+def test_attend_properties_on_adversarial_scores(problem):
+    scores, value, mask = problem
+    out, weights = attn.attend(scores, value, mask)
+    full_mask = mask.expand_as(scores)
+    alive = full_mask.any(-1)
+    assert torch.isfinite(weights).all() and torch.isfinite(out).all()
+    assert torch.all(weights[~full_mask] == 0) and torch.all(weights >= 0)
+    torch.testing.assert_close(weights.sum(-1)[alive], torch.ones_like(weights.sum(-1)[alive]), atol=1e-5, rtol=0)
+    assert torch.all(weights.sum(-1)[~alive] == 0)
+    reference = torch.softmax(scores.masked_fill(~full_mask, float("-inf")), dim=-1)
+    torch.testing.assert_close(weights[alive], reference[alive], atol=1e-6, rtol=0)
+    # Tied scores get tied weights.
+    same = (scores.unsqueeze(-1) == scores.unsqueeze(-2)) & full_mask.unsqueeze(-1) & full_mask.unsqueeze(-2)
+    assert torch.all((weights.unsqueeze(-1) == weights.unsqueeze(-2))[same])

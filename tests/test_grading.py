@@ -25,3 +25,24 @@ def test_assignments_are_written_and_never_overwritten_silently(tmp_path, capsys
 def test_assignments_refuse_to_write_into_the_source(tmp_path):
     with pytest.raises(ValueError, match="source folder"):
         write_assignments(NOTEBOOKS[0].parent, NOTEBOOKS[0].parent)
+
+
+def test_forbid_blocks_ready_made_functions_and_restores_them():
+    import torch
+
+    import attn
+    from attn.grading import forbid
+
+    x = torch.tensor([1.0, 2.0])
+    before = torch.softmax(x, 0)
+    with forbid("torch.softmax", "torch.Tensor.softmax", "attn.softmax"):
+        with pytest.raises(AssertionError, match="torch.softmax is not allowed"):
+            torch.softmax(x, 0)
+        with pytest.raises(AssertionError, match="torch.Tensor.softmax is not allowed"):
+            x.softmax(0)
+        with pytest.raises(AssertionError, match="attn.softmax is not allowed"):
+            attn.softmax(x)
+    assert torch.equal(torch.softmax(x, 0), before) and torch.equal(x.softmax(0), before)
+    assert "softmax" not in vars(torch.Tensor) and attn.softmax is attn.functional.softmax
+    with pytest.raises(ValueError, match="cannot import"), forbid("no_such_module.f"):
+        pass

@@ -56,3 +56,26 @@ def test_lookup_panel_follows_the_query():
     assert f"{weights[1].item():.3f}" in readout.value
     with pytest.raises(ValueError, match="one label per key"):
         lookup_panel(keys, ["only one"])
+
+
+def test_bar_weights_gives_repeated_tokens_their_own_bar():
+    ax = bar_weights(torch.tensor([0.2, 0.3, 0.5]), ["the", "cat", "the"])
+    assert [p.get_x() + p.get_width() / 2 for p in ax.patches] == [0.0, 1.0, 2.0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["the", "cat", "the"]
+    plt.close("all")
+
+
+def test_panels_reject_what_they_cannot_show():
+    with pytest.raises(ValueError, match=r"temperature must be a number in \[0.01, 100\]"):
+        softmax_panel(torch.tensor([1.0, 2.0]), ["a", "b"], temperature=1000)
+    with pytest.raises(ValueError, match="one label each"):
+        softmax_panel(torch.tensor([1.0, 2.0]), None)
+    with pytest.raises(ValueError, match=r"query must have 2 coordinates"):
+        lookup_panel(torch.eye(2), ["a", "b"], query=(1.0, 2.0, 3.0))
+    with pytest.raises(ValueError, match=r"non-empty"):
+        heatmap(torch.zeros(0, 3))
+
+
+def test_lookup_panel_sliders_reach_the_query():
+    q_x, q_y, *_ = lookup_panel(torch.eye(2), ["a", "b"], query=(5.0, -4.0)).children
+    assert (q_x.value, q_y.value) == (5.0, -4.0)

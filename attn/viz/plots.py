@@ -15,8 +15,8 @@ CMAP = "viridis"  # perceptually uniform and colour-blind safe
 
 def _as_2d(name: str, weights: torch.Tensor) -> torch.Tensor:
     weights = torch.as_tensor(weights).detach().float().cpu()
-    if weights.dim() != 2:
-        raise ValueError(f"{name} must be 2-D (Tq, Tk), got shape {tuple(weights.shape)}")
+    if weights.dim() != 2 or weights.numel() == 0:
+        raise ValueError(f"{name} must be 2-D (Tq, Tk) and non-empty, got shape {tuple(weights.shape)}")
     return weights
 
 
@@ -81,8 +81,9 @@ def bar_weights(
     _check_labels("labels", labels, weights.numel(), "entries")
     if ax is None:
         _, ax = plt.subplots(figsize=(4, 2.5))
-    names = list(labels) if labels is not None else [str(i) for i in range(weights.numel())]
-    ax.bar(names, weights.numpy(), color=plt.get_cmap(CMAP)(0.35))
+    names = [str(t) for t in labels] if labels is not None else [str(i) for i in range(weights.numel())]
+    ax.bar(range(len(names)), weights.numpy(), color=plt.get_cmap(CMAP)(0.35))  # one slot per entry
+    ax.set_xticks(range(len(names)), labels=names)
     ax.set_ylim(0, 1)
     ax.set_ylabel("weight")
     if title:

@@ -54,6 +54,8 @@ def _panel(
 
 
 def _temperature_slider(value: float) -> widgets.FloatLogSlider:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.01 <= value <= 100:
+        raise ValueError(f"temperature must be a number in [0.01, 100] (the slider's range), got {value!r}")
     return widgets.FloatLogSlider(
         value=value,
         base=10,
@@ -69,9 +71,9 @@ def _temperature_slider(value: float) -> widgets.FloatLogSlider:
 def softmax_panel(logits: torch.Tensor, labels: Sequence[str], temperature: float = 1.0) -> widgets.VBox:
     """A temperature slider over ``softmax(logits / τ)``: a bar chart and the exact weights."""
     logits = torch.as_tensor(logits, dtype=torch.float32)
-    if logits.dim() != 1 or len(labels) != logits.numel():
+    if labels is None or logits.dim() != 1 or len(labels) != logits.numel():
         raise ValueError(
-            f"logits must be 1-D with one label each, got logits {tuple(logits.shape)} and {len(labels)} labels"
+            f"logits must be 1-D with one label each, got logits {tuple(logits.shape)} and labels {labels!r}"
         )
     slider = _temperature_slider(temperature)
 
@@ -92,11 +94,14 @@ def lookup_panel(
 ) -> widgets.VBox:
     """Move a 2-D query with sliders and watch ``p = softmax(K q / τ)`` and the weighted sum ``pᵀK``."""
     keys = torch.as_tensor(keys, dtype=torch.float32)
-    if keys.dim() != 2 or keys.shape[1] != 2 or len(labels) != keys.shape[0]:
+    if labels is None or keys.dim() != 2 or keys.shape[1] != 2 or len(labels) != keys.shape[0]:
         raise ValueError(
-            f"keys must have shape (M, 2) with one label per key, got {tuple(keys.shape)} and {len(labels)} labels"
+            f"keys must have shape (M, 2) with one label per key, got {tuple(keys.shape)} and labels {labels!r}"
         )
-    lim = float(keys.abs().max()) * 1.5
+    query = tuple(float(c) for c in query)
+    if len(query) != 2:
+        raise ValueError(f"query must have 2 coordinates (q_x, q_y), got {len(query)}: {query}")
+    lim = max(float(keys.abs().max()), *(abs(c) for c in query)) * 1.5  # the query always fits the sliders
     sliders = [
         widgets.FloatSlider(value=float(value), min=-lim, max=lim, step=0.05, description=name)
         for name, value in zip(("q_x", "q_y"), query, strict=True)

@@ -37,6 +37,19 @@ def _require_tensor(name: str, x: object, min_dim: int) -> None:
         raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype} (shape {_shape(x)})")
 
 
+def _check_softmax_args(x: torch.Tensor, dim: int, temperature: object) -> float | torch.Tensor:
+    _require_tensor("x", x, 1)
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or not -x.dim() <= dim < x.dim():
+        raise ValueError(f"dim must be an int in [{-x.dim()}, {x.dim() - 1}] for x of shape {_shape(x)}, got {dim!r}")
+    if isinstance(temperature, torch.Tensor):
+        if temperature.numel() != 1 or not temperature.is_floating_point():
+            raise ValueError(f"a tensor temperature must be one float, got {temperature.dtype} {_shape(temperature)}")
+        _positive_finite("temperature", temperature.item())
+    else:
+        temperature = _positive_finite("temperature", temperature)
+    return temperature
+
+
 def _finite_number(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {type(value).__name__}")
@@ -73,15 +86,7 @@ def softmax(x: torch.Tensor, dim: int = -1, temperature: float | torch.Tensor = 
     equal to ``-inf`` get weight 0, and a row that is ``-inf`` everywhere (nothing to attend to) gets
     all-zero weights instead of NaN. ``+inf`` is rejected: no distribution can be made from it.
     """
-    _require_tensor("x", x, 1)
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or not -x.dim() <= dim < x.dim():
-        raise ValueError(f"dim must be an int in [{-x.dim()}, {x.dim() - 1}] for x of shape {_shape(x)}, got {dim!r}")
-    if isinstance(temperature, torch.Tensor):
-        if temperature.numel() != 1 or not temperature.is_floating_point():
-            raise ValueError(f"a tensor temperature must be one float, got {temperature.dtype} {_shape(temperature)}")
-        _positive_finite("temperature", temperature.item())
-    else:
-        temperature = _positive_finite("temperature", temperature)
+    temperature = _check_softmax_args(x, dim, temperature)
     if x.shape[dim] == 0:  # nothing to attend to
         return torch.zeros_like(x)
     work = x.float() if x.dtype in _LOW_PRECISION else x
@@ -156,18 +161,9 @@ def attend(
     (``True`` = may attend) -> output ``(..., Tq, d_v)``, weights ``(..., Tq, Tk)``. A query row that may
     attend to nothing gets zero weights and a zero output.
     """
-    _require_tensor("scores", scores, 2)
-    _require_tensor("value", value, 2)
-    if scores.shape[-1] != value.shape[-2]:
-        raise ValueError(
-            f"value has length Tk={value.shape[-2]} but the scores cover Tk={scores.shape[-1]} keys "
-            f"(scores {_shape(scores)}, value {_shape(value)})"
-        )
-    _same_dtype(scores=scores, value=value)
-    _check_batch("scores", scores, "value", value)
+    _check_attend_args(scores, value, mask)
     if mask is not None:
-        _check_mask(mask, _shape(scores), scores.device)
-        scores = scores.masked_fill(~mask, float("-inf"))
+        scores = scores.masked_fill(~mask, float("-inf"))  # masked keys get weight exactly 0
     weights = softmax(scores, dim=-1)  # (..., Tq, Tk)
     return weights @ value, weights  # (..., Tq, d_v), (..., Tq, Tk)
 
@@ -197,6 +193,20 @@ def scaled_dot_product_attention(
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else _finite_number("scale", scale)
     scores = dot_product_scores(query * scale, key)  # (..., Tq, Tk)
     return attend(scores, value, mask)
+
+
+def _check_attend_args(scores: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None) -> None:
+    _require_tensor("scores", scores, 2)
+    _require_tensor("value", value, 2)
+    if scores.shape[-1] != value.shape[-2]:
+        raise ValueError(
+            f"value has length Tk={value.shape[-2]} but the scores cover Tk={scores.shape[-1]} keys "
+            f"(scores {_shape(scores)}, value {_shape(value)})"
+        )
+    _same_dtype(scores=scores, value=value)
+    _check_batch("scores", scores, "value", value)
+    if mask is not None:
+        _check_mask(mask, _shape(scores), scores.device)
 
 
 def _check_query_key(query: torch.Tensor, key: torch.Tensor) -> None:

@@ -1,0 +1,284 @@
+"""Learning to align: a GRU encoder-decoder with pluggable attention (Bahdanau et al. 2014; Luong et al. 2015).
+
+At every output step the decoder asks "which source words matter now?": it scores its previous state
+``s_{i-1}`` against every encoder annotation ``h_j`` (``e_ij = a(s_{i-1}, h_j)``), turns the scores into
+weights ``α_ij = softmax_j(e_ij)`` and reads the context ``c_i = Σ_j α_ij h_j``. The weights of all steps
+form the alignment matrix ``(T_target, T_source)``. Every attention module here is the plain
+:func:`attn.functional.attend` on top of a score function, and returns ``(context, weights)``.
+
+Masks follow :mod:`attn.masks`: ``True`` = may attend; padded source positions get weight exactly 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from attn.data.vocab import Vocab
+from attn.functional import additive_scores, attend, dot_product_scores
+from attn.masks import padding_mask
+
+__all__ = [
+    "AdditiveAttention",
+    "DotAttention",
+    "GeneralAttention",
+    "Seq2SeqConfig",
+    "Seq2SeqOutput",
+    "Decoded",
+    "Translation",
+    "Seq2Seq",
+    "translate",
+    "SCORES",
+]
+
+
+class _Attention(nn.Module):
+    """Soft lookup of one query per example over that example's keys: the context and the weights."""
+
+    def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:  # (B, 1, d_q), (B, Tk, d_k)
+        raise NotImplementedError
+
+    def forward(
+        self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """query ``(B, d_q)``, keys ``(B, Tk, d_k)``, mask ``(B, Tk)`` -> context ``(B, d_k)``, weights ``(B, Tk)``."""
+        _check_query_keys(query, keys, mask)
+        scores = self.score(query[:, None, :], keys)  # (B, 1, Tk)
+        context, weights = attend(scores, keys, None if mask is None else mask[:, None, :])
+        return context.squeeze(1), weights.squeeze(1)  # (B, d_k), (B, Tk)
+
+
+def _check_query_keys(query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None) -> None:
+    if query.dim() != 2 or keys.dim() != 3 or query.shape[0] != keys.shape[0]:
+        raise ValueError(
+            f"expected query (B, d_q) and keys (B, Tk, d_k) with the same B, got query {tuple(query.shape)} "
+            f"and keys {tuple(keys.shape)}"
+        )
+    if mask is not None and tuple(mask.shape) != tuple(keys.shape[:2]):
+        raise ValueError(f"mask must have shape (B, Tk) = {tuple(keys.shape[:2])}, got {tuple(mask.shape)}")
+
+
+def _init(*shape: int) -> nn.Parameter:
+    bound = 1 / math.sqrt(shape[-1])
+    return nn.Parameter(torch.empty(*shape).uniform_(-bound, bound))
+
+
+class AdditiveAttention(_Attention):
+    """Bahdanau et al. 2014, eq. 6 / App. A.1.2: ``e_ij = v_aᵀ tanh(W_a s_{i-1} + U_a h_j)``."""
+
+    def __init__(self, d_query: int, d_key: int, d_attn: int):
+        super().__init__()
+        self.W_a = _init(d_attn, d_query)
+        self.U_a = _init(d_attn, d_key)
+        self.v_a = _init(d_attn)
+
+    def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return additive_scores(query, keys, self.W_a, self.U_a, self.v_a)  # (B, 1, Tk)
+
+
+class DotAttention(_Attention):
+    """Luong et al. 2015, eq. 8 "dot": ``e_ij = s · h_j`` (no parameters; d_query must equal d_key)."""
+
+    def __init__(self, d_query: int, d_key: int, d_attn: int | None = None):
+        super().__init__()
+        if d_query != d_key:
+            raise ValueError(f"dot attention needs d_query == d_key, got d_query={d_query} and d_key={d_key}")
+
+    def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return dot_product_scores(query, keys)  # (B, 1, Tk)
+
+
+class GeneralAttention(_Attention):
+    """Luong et al. 2015, eq. 8 "general": ``e_ij = sᵀ W_a h_j``."""
+
+    def __init__(self, d_query: int, d_key: int, d_attn: int | None = None):
+        super().__init__()
+        self.W_a = _init(d_query, d_key)
+
+    def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return dot_product_scores(query, keys @ self.W_a.T)  # (B, 1, Tk)
+
+
+SCORES: dict[str, type[_Attention] | None] = {
+    "additive": AdditiveAttention,
+    "dot": DotAttention,
+    "general": GeneralAttention,
+    "none": None,  # the baseline: one fixed summary of the source, no attention
+}
+
+
+@dataclass
+class Seq2SeqConfig:
+    """Sizes of the encoder-decoder; ``attention`` is one of :data:`SCORES`."""
+
+    source_vocab: int
+    target_vocab: int
+    d_embed: int = 32
+    d_hidden: int = 64  # the decoder state; each encoder direction has d_hidden // 2
+    d_attn: int = 64
+    attention: str = "additive"
+
+
+@dataclass
+class Seq2SeqOutput:
+    """Teacher-forced pass: logits ``(B, T, V)`` and alignments ``(B, T, S)`` (None without attention)."""
+
+    logits: torch.Tensor
+    alignments: torch.Tensor | None
+
+
+@dataclass
+class Decoded:
+    """Greedy decoding: token ids ``(B, T)`` (after ``<eos>``: padding), their ``lengths`` (B,) without
+    ``<eos>``, and the alignments ``(B, T, S)`` (None without attention)."""
+
+    tokens: torch.Tensor
+    lengths: torch.Tensor
+    alignments: torch.Tensor | None
+
+
+class Seq2Seq(nn.Module):
+    """Bidirectional GRU encoder, GRU decoder that attends to the encoder's annotations at every step."""
+
+    def __init__(self, config: Seq2SeqConfig):
+        super().__init__()
+        if config.attention not in SCORES:
+            raise ValueError(f"attention must be one of {sorted(SCORES)}, got {config.attention!r}")
+        if config.d_hidden % 2:
+            raise ValueError(f"d_hidden must be even (two encoder directions), got {config.d_hidden}")
+        self.config = config
+        D, E = config.d_hidden, config.d_embed
+        self.source_embedding = nn.Embedding(config.source_vocab, E, padding_idx=0)
+        self.target_embedding = nn.Embedding(config.target_vocab, E, padding_idx=0)
+        self.encoder = nn.GRU(E, D // 2, batch_first=True, bidirectional=True)
+        self.init_state = nn.Linear(D, D)  # s_0 = tanh(W_s [h_fwd_last; h_bwd_first])
+        kind = SCORES[config.attention]
+        self.attention = kind(D, D, config.d_attn) if kind is not None else None
+        self.decoder = nn.GRUCell(E + D, D)  # s_i = f(s_{i-1}, y_{i-1}, c_i)
+        self.output = nn.Linear(D + D + E, config.target_vocab)  # p(y_i | s_i, c_i, y_{i-1})
+
+    def encode(self, source: torch.Tensor, source_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Annotations ``h_j = [→h_j; ←h_j]`` ``(B, S, D)`` and the summary ``[→h_S; ←h_1]`` ``(B, D)``."""
+        _check_source(source, source_lengths, self.config.source_vocab)
+        B, S = source.shape
+        packed = nn.utils.rnn.pack_padded_sequence(
+            self.source_embedding(source), source_lengths.cpu(), batch_first=True, enforce_sorted=False
+        )
+        annotations, last = self.encoder(packed)  # last: (2, B, D/2), one state per direction
+        annotations, _ = nn.utils.rnn.pad_packed_sequence(annotations, batch_first=True, total_length=S)
+        return annotations, torch.cat([last[0], last[1]], dim=-1)  # (B, S, D), (B, D)
+
+    def step(
+        self,
+        y_prev: torch.Tensor,
+        state: torch.Tensor,
+        annotations: torch.Tensor,
+        summary: torch.Tensor,
+        mask: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """One decoder step: logits ``(B, V)``, the new state ``(B, D)`` and the weights ``(B, S)``."""
+        if self.attention is None:
+            context, weights = summary, None  # the bottleneck: the same vector at every step
+        else:
+            context, weights = self.attention(state, annotations, mask)  # c_i from s_{i-1}
+        embedded = self.target_embedding(y_prev)  # (B, E)
+        state = self.decoder(torch.cat([embedded, context], dim=-1), state)
+        logits = self.output(torch.cat([state, context, embedded], dim=-1))
+        return logits, state, weights
+
+    def forward(self, source: torch.Tensor, source_lengths: torch.Tensor, target_in: torch.Tensor) -> Seq2SeqOutput:
+        """Teacher forcing: read the reference ``target_in`` ``(B, T)`` (starting with ``<bos>``)."""
+        annotations, summary = self.encode(source, source_lengths)
+        mask = padding_mask(source_lengths, source.shape[1])  # (B, S)
+        state = torch.tanh(self.init_state(summary))
+        logits, alignments = [], []
+        for i in range(target_in.shape[1]):
+            step_logits, state, weights = self.step(target_in[:, i], state, annotations, summary, mask)
+            logits.append(step_logits)
+            alignments.append(weights)
+        return Seq2SeqOutput(
+            logits=torch.stack(logits, dim=1),  # (B, T, V)
+            alignments=None if self.attention is None else torch.stack(alignments, dim=1),  # (B, T, S)
+        )
+
+    @torch.no_grad()
+    def greedy_decode(
+        self, source: torch.Tensor, source_lengths: torch.Tensor, bos: int, eos: int, max_len: int = 30
+    ) -> Decoded:
+        """Translate by taking the most likely word at each step until ``<eos>`` (or ``max_len`` words)."""
+        annotations, summary = self.encode(source, source_lengths)
+        mask = padding_mask(source_lengths, source.shape[1])
+        state = torch.tanh(self.init_state(summary))
+        B = source.shape[0]
+        y = torch.full((B,), bos, dtype=torch.long)
+        done = torch.zeros(B, dtype=torch.bool)
+        lengths = torch.full((B,), max_len, dtype=torch.long)
+        tokens, alignments = [], []
+        for i in range(max_len + 1):
+            logits, state, weights = self.step(y, state, annotations, summary, mask)
+            y = logits.argmax(-1).masked_fill(done, 0)  # finished rows emit padding
+            finished_now = (y == eos) & ~done
+            lengths[finished_now] = i
+            done |= finished_now
+            tokens.append(y)
+            if weights is not None:
+                alignments.append(weights.masked_fill(done[:, None] & ~finished_now[:, None], 0.0))
+            if bool(done.all()):
+                break
+        return Decoded(
+            tokens=torch.stack(tokens, dim=1),  # (B, T)
+            lengths=lengths,
+            alignments=torch.stack(alignments, dim=1) if alignments else None,  # (B, T, S)
+        )
+
+
+def _check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size: int) -> None:
+    if source.dim() != 2 or source.dtype != torch.long:
+        raise ValueError(f"source must be a (B, S) tensor of token ids, got {source.dtype} {tuple(source.shape)}")
+    if source_lengths.shape != (source.shape[0],):
+        raise ValueError(f"source_lengths must have shape (B,) = ({source.shape[0]},), got {tuple(source_lengths.shape)}")
+    if source.numel() and (int(source.min()) < 0 or int(source.max()) >= vocab_size):
+        raise ValueError(f"source ids must be in [0, {vocab_size}), got [{int(source.min())}, {int(source.max())}]")
+    if int(source_lengths.min()) < 1 or int(source_lengths.max()) > source.shape[1]:
+        raise ValueError(f"source_lengths must be in [1, {source.shape[1]}], got {source_lengths.tolist()}")
+
+
+@dataclass
+class Translation:
+    """A typed sentence translated: tokens, the alignment ``(len(target) + 1, len(source) + 1)`` (both with
+    ``<eos>``; None without attention) and the words the model did not know (read as ``<unk>``)."""
+
+    source: list[str]
+    target: list[str]
+    alignment: torch.Tensor | None
+    unknown: list[str]
+
+
+def tokenize(sentence: str) -> list[str]:
+    """Lower-case words; punctuation is dropped."""
+    cleaned = "".join(c if c.isalnum() or c.isspace() else " " for c in sentence.lower())
+    return cleaned.split()
+
+
+def translate(model: Seq2Seq, sentence: str, source_vocab: Vocab, target_vocab: Vocab, max_words: int = 20) -> Translation:
+    """Translate one typed sentence. Unknown words become ``<unk>`` (and are listed); empty or over-long
+    input raises a ``ValueError`` that says so."""
+    if not isinstance(sentence, str):
+        raise ValueError(f"sentence must be a string, got {type(sentence).__name__}")
+    words = tokenize(sentence)
+    if not words:
+        raise ValueError("the sentence is empty: type a few words, e.g. 'the dog sees the cat'")
+    if len(words) > max_words:
+        raise ValueError(f"the sentence has {len(words)} words; this model reads at most {max_words}")
+    ids = torch.tensor([source_vocab.encode(words, eos=True)])
+    model.eval()
+    decoded = model.greedy_decode(ids, torch.tensor([ids.shape[1]]), target_vocab.bos, target_vocab.eos, 2 * max_words)
+    target = target_vocab.decode(decoded.tokens[0])
+    alignment = None
+    if decoded.alignments is not None:
+        alignment = decoded.alignments[0, : len(target) + 1]  # the target words and <eos>
+    unknown = [w for w in words if w not in source_vocab]
+    return Translation(words, target, alignment, unknown)

@@ -1,0 +1,307 @@
+"""A toy English -> German corpus whose word alignments are known, some of them crossing.
+
+The grammar is small but has the three things that make translation more than word-for-word lookup:
+
+- **verb-final subordinate clauses**: "i know that the dog sees the cat" ->
+  "ich weiß dass der hund die katze sieht" (the verb moves to the end: crossing alignments);
+- **agreement**: German articles and adjective endings depend on the noun's gender, on its case (subject
+  or object) and on the article, and the verb agrees with the subject's number;
+- **compound numbers**: "twenty one dogs" -> "ein und zwanzig hunde" (units before tens: crossing again;
+  the inserted "und" translates no source word).
+
+Every :class:`Pair` carries its true alignment: for each target word, the position of the source word it
+translates (or ``None``). Generation is deterministic from a seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from attn.data.vocab import Vocab
+
+__all__ = [
+    "Pair",
+    "NounPhrase",
+    "Sentence",
+    "Corpus",
+    "Batch",
+    "render",
+    "sample_sentence",
+    "make_corpus",
+    "encode_batch",
+    "exact_match",
+    "alignment_mass",
+    "alignment_matrix",
+    "LEXICON",
+]
+
+# (English singular, English plural, German singular, German plural, gender)
+NOUNS = [
+    ("dog", "dogs", "hund", "hunde", "m"),
+    ("cat", "cats", "katze", "katzen", "f"),
+    ("child", "children", "kind", "kinder", "n"),
+    ("man", "men", "mann", "männer", "m"),
+    ("woman", "women", "frau", "frauen", "f"),
+    ("horse", "horses", "pferd", "pferde", "n"),
+]
+ADJECTIVES = [("big", "groß"), ("small", "klein"), ("old", "alt"), ("young", "jung"), ("black", "schwarz"), ("red", "rot")]
+# (English 3rd singular, English plural, German 3rd singular, German plural)
+VERBS = [
+    ("sees", "see", "sieht", "sehen"),
+    ("likes", "like", "mag", "mögen"),
+    ("hears", "hear", "hört", "hören"),
+    ("finds", "find", "findet", "finden"),
+]
+INTROS = [
+    (("i", "know", "that"), ("ich", "weiß", "dass")),
+    (("she", "says", "that"), ("sie", "sagt", "dass")),
+    (("we", "think", "that"), ("wir", "denken", "dass")),
+]
+UNITS = [
+    ("one", "ein"),
+    ("two", "zwei"),
+    ("three", "drei"),
+    ("four", "vier"),
+    ("five", "fünf"),
+    ("six", "sechs"),
+    ("seven", "sieben"),
+    ("eight", "acht"),
+    ("nine", "neun"),
+]
+TENS = [("twenty", "zwanzig"), ("thirty", "dreißig"), ("forty", "vierzig"), ("fifty", "fünfzig")]
+ARTICLES = {("nom", "m"): "der", ("nom", "f"): "die", ("nom", "n"): "das",
+            ("acc", "m"): "den", ("acc", "f"): "die", ("acc", "n"): "das"}  # fmt: skip
+
+
+def _lexicon() -> dict[str, frozenset[str]]:
+    """Every English word -> every German form that may translate it (for checking alignments)."""
+    lex: dict[str, set[str]] = {"the": {"der", "die", "das", "den"}}
+    for en_sg, en_pl, de_sg, de_pl, _ in NOUNS:
+        lex[en_sg], lex[en_pl] = {de_sg}, {de_pl}
+    for en, de in ADJECTIVES:
+        lex[en] = {de + "e", de + "en"}
+    for en_sg, en_pl, de_sg, de_pl in VERBS:
+        lex[en_sg], lex[en_pl] = {de_sg}, {de_pl}
+    for en, de in [pair for intro in INTROS for pair in zip(*intro, strict=True)] + UNITS + TENS:
+        lex.setdefault(en, set()).add(de)
+    return {en: frozenset(de) for en, de in lex.items()}
+
+
+LEXICON = _lexicon()
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A sentence pair and its true word alignment: ``alignment[t]`` = source position of target word t."""
+
+    source: tuple[str, ...]
+    target: tuple[str, ...]
+    alignment: tuple[int | None, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.alignment) != len(self.target):
+            raise ValueError(f"alignment has {len(self.alignment)} entries for {len(self.target)} target words")
+
+
+@dataclass(frozen=True)
+class NounPhrase:
+    """``noun`` and ``adjectives`` index NOUNS and ADJECTIVES; ``number`` is None (singular, "the"),
+    0 (plural, "the") or 2..59 (a count, no article)."""
+
+    noun: int
+    adjectives: tuple[int, ...] = ()
+    number: int | None = None
+
+    @property
+    def plural(self) -> bool:
+        return self.number is not None
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """Subject, verb, object; ``intro`` (an index of INTROS) makes it a verb-final subordinate clause."""
+
+    subject: NounPhrase
+    verb: int
+    object: NounPhrase
+    intro: int | None = None
+
+
+def _number_words(n: int) -> tuple[list[str], list[str], list[int | None]]:
+    """English and German words for 2..59, and for each German word the index of its English word."""
+    tens, units = divmod(n, 10)
+    if tens == 0:
+        return [UNITS[units - 1][0]], [UNITS[units - 1][1]], [0]
+    en, de = [TENS[tens - 2][0]], [TENS[tens - 2][1]]
+    if units == 0:
+        return en, de, [0]
+    # "twenty one" -> "ein und zwanzig": units first, an "und" that translates nothing, then the tens.
+    return en + [UNITS[units - 1][0]], [UNITS[units - 1][1], "und", de[0]], [1, None, 0]
+
+
+def _noun_phrase(np_: NounPhrase, case: str) -> tuple[list[str], list[str], list[int | None]]:
+    en_sg, en_pl, de_sg, de_pl, gender = NOUNS[np_.noun]
+    adjectives = [ADJECTIVES[a] for a in np_.adjectives]
+    if np_.number is None:  # "the big dog" -> "der große hund" / "den großen hund"
+        ending = "en" if (case, gender) == ("acc", "m") else "e"
+        en, de, align = ["the"], [ARTICLES[case, gender]], [0]
+    elif np_.number == 0:  # "the big dogs" -> "die großen hunde"
+        ending, en, de, align = "en", ["the"], ["die"], [0]
+    else:  # "twenty one big dogs" -> "ein und zwanzig große hunde"
+        if not 2 <= np_.number <= 59:
+            raise ValueError(f"number must be None, 0 or in 2..59, got {np_.number}")
+        ending = "e"
+        en, de, align = _number_words(np_.number)
+    offset = len(en)
+    en += [a_en for a_en, _ in adjectives] + [en_pl if np_.plural else en_sg]
+    de += [a_de + ending for _, a_de in adjectives] + [de_pl if np_.plural else de_sg]
+    align += list(range(offset, offset + len(adjectives) + 1))
+    return en, de, align
+
+
+def render(sentence: Sentence) -> Pair:
+    """The English sentence, its German translation and the true alignment."""
+    s_en, s_de, s_al = _noun_phrase(sentence.subject, "nom")
+    o_en, o_de, o_al = _noun_phrase(sentence.object, "acc")
+    en_3sg, en_pl, de_3sg, de_pl = VERBS[sentence.verb]
+    v_en, v_de = (en_pl, de_pl) if sentence.subject.plural else (en_3sg, de_3sg)
+    intro_en, intro_de = INTROS[sentence.intro] if sentence.intro is not None else ((), ())
+    source = [*intro_en, *s_en, v_en, *o_en]
+    i, s, v, o = 0, len(intro_en), len(intro_en) + len(s_en), len(intro_en) + len(s_en) + 1  # where each part starts
+
+    def shift(align: list[int | None], start: int) -> list[int | None]:
+        return [None if a is None else a + start for a in align]
+
+    intro_part = (list(intro_de), list(range(i, i + len(intro_de))))
+    subject_part, verb_part, object_part = (s_de, shift(s_al, s)), ([v_de], [v]), (o_de, shift(o_al, o))
+    if sentence.intro is None:
+        parts = [subject_part, verb_part, object_part]
+    else:  # subordinate clause: the verb goes to the end
+        parts = [intro_part, subject_part, object_part, verb_part]
+    target = [w for words, _ in parts for w in words]
+    alignment = [a for _, align in parts for a in align]
+    return Pair(tuple(source), tuple(target), tuple(alignment))
+
+
+def _sample_np(rng: np.random.Generator) -> NounPhrase:
+    n_adjectives = int(rng.choice(3, p=[0.4, 0.4, 0.2]))
+    adjectives = tuple(int(a) for a in rng.choice(len(ADJECTIVES), size=n_adjectives, replace=False))
+    kind = rng.random()
+    number = None if kind < 0.5 else 0 if kind < 0.65 else int(rng.integers(2, 60))
+    return NounPhrase(int(rng.integers(len(NOUNS))), adjectives, number)
+
+
+def sample_sentence(rng: np.random.Generator, subordinate: float = 0.5) -> Sentence:
+    """A random sentence: a subordinate clause with probability ``subordinate``."""
+    intro = int(rng.integers(len(INTROS))) if rng.random() < subordinate else None
+    return Sentence(_sample_np(rng), int(rng.integers(len(VERBS))), _sample_np(rng), intro)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Training and held-out pairs (no held-out source sentence occurs in training) and both vocabularies."""
+
+    train: list[Pair]
+    test: list[Pair]
+    source_vocab: Vocab
+    target_vocab: Vocab
+
+
+def _vocabularies() -> tuple[Vocab, Vocab]:
+    english = sorted(LEXICON)
+    german = sorted({w for forms in LEXICON.values() for w in forms} | {"und"})
+    return Vocab(english), Vocab(german)
+
+
+def make_corpus(n_train: int = 20_000, n_test: int = 1_000, seed: int = 0, subordinate: float = 0.5) -> Corpus:
+    """Sample ``n_train`` training and ``n_test`` held-out pairs, deterministically from ``seed``."""
+    for name, n in (("n_train", n_train), ("n_test", n_test)):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"{name} must be a positive int, got {n!r}")
+    rng = np.random.default_rng(seed)
+    train = [render(sample_sentence(rng, subordinate)) for _ in range(n_train)]
+    seen = {p.source for p in train}
+    test: list[Pair] = []
+    for _ in range(100 * n_test):
+        pair = render(sample_sentence(rng, subordinate))
+        if pair.source not in seen:
+            seen.add(pair.source)
+            test.append(pair)
+            if len(test) == n_test:
+                break
+    source_vocab, target_vocab = _vocabularies()
+    return Corpus(train, test, source_vocab, target_vocab)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Padded id tensors: source ``(B, S)`` ending in ``<eos>``, decoder input ``(B, T)`` starting with
+    ``<bos>`` and decoder target ``(B, T)`` ending in ``<eos>``; padding is 0."""
+
+    source: torch.Tensor
+    source_lengths: torch.Tensor
+    target_in: torch.Tensor
+    target_out: torch.Tensor
+
+
+def _pad(rows: Sequence[Sequence[int]]) -> torch.Tensor:
+    out = torch.zeros(len(rows), max(len(r) for r in rows), dtype=torch.long)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+    return out
+
+
+def encode_batch(pairs: Sequence[Pair], source_vocab: Vocab, target_vocab: Vocab) -> Batch:
+    """Token ids for a list of pairs, padded to the longest sentence."""
+    if not pairs:
+        raise ValueError("pairs is empty: a batch needs at least one sentence pair")
+    sources = [source_vocab.encode(p.source, eos=True) for p in pairs]
+    targets = [target_vocab.encode(p.target, eos=True) for p in pairs]
+    return Batch(
+        source=_pad(sources),
+        source_lengths=torch.tensor([len(s) for s in sources]),
+        target_in=_pad([[target_vocab.bos, *t[:-1]] for t in targets]),
+        target_out=_pad(targets),
+    )
+
+
+def alignment_matrix(pair: Pair) -> torch.Tensor:
+    """The true alignment as a 0/1 matrix ``(len(target), len(source))``, a picture to compare with."""
+    matrix = torch.zeros(len(pair.target), len(pair.source))
+    for t, s in enumerate(pair.alignment):
+        if s is not None:
+            matrix[t, s] = 1.0
+    return matrix
+
+
+def exact_match(predictions: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> float:
+    """Fraction of predicted translations equal to the reference, word for word."""
+    if len(predictions) != len(pairs) or not pairs:
+        raise ValueError(f"need one prediction per pair, got {len(predictions)} predictions for {len(pairs)} pairs")
+    return sum(tuple(p) == pair.target for p, pair in zip(predictions, pairs, strict=True)) / len(pairs)
+
+
+def alignment_mass(alignments: Sequence[torch.Tensor], pairs: Sequence[Pair]) -> float:
+    """Mean attention weight on the true source word, over every target word that translates one.
+
+    ``alignments[i]`` is ``(T_i, S_i)`` or larger (padding is ignored): attention while the model reads the
+    reference translation (teacher forcing). 1.0 means attention sits exactly on the true alignment.
+    """
+    if len(alignments) != len(pairs) or not pairs:
+        raise ValueError(f"need one alignment matrix per pair, got {len(alignments)} for {len(pairs)} pairs")
+    total, count = 0.0, 0
+    for weights, pair in zip(alignments, pairs, strict=True):
+        if weights.dim() != 2 or weights.shape[0] < len(pair.target) or weights.shape[1] < len(pair.source):
+            raise ValueError(
+                f"alignment of shape {tuple(weights.shape)} is too small for a pair of "
+                f"{len(pair.target)} target and {len(pair.source)} source words"
+            )
+        for t, s in enumerate(pair.alignment):
+            if s is not None:
+                total += float(weights[t, s])
+                count += 1
+    return total / count

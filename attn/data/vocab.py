@@ -1,0 +1,47 @@
+"""A token vocabulary: strings <-> ids, with padding, sentence boundaries and unknown words."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+__all__ = ["Vocab", "PAD", "BOS", "EOS", "UNK"]
+
+PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
+
+
+class Vocab:
+    """Ids for a fixed list of tokens; ``<pad>`` is 0, unknown words map to ``<unk>``."""
+
+    def __init__(self, words: Iterable[str]):
+        specials = [PAD, BOS, EOS, UNK]
+        words = [w for w in dict.fromkeys(words) if w not in specials]
+        self.tokens: list[str] = specials + words
+        self.index: dict[str, int] = {t: i for i, t in enumerate(self.tokens)}
+        self.pad, self.bos, self.eos, self.unk = (self.index[t] for t in specials)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __contains__(self, token: str) -> bool:
+        return token in self.index
+
+    def __repr__(self) -> str:
+        return f"Vocab({len(self)} tokens: {' '.join(self.tokens[4:12])} ...)"
+
+    def encode(self, tokens: Sequence[str], eos: bool = False) -> list[int]:
+        """Token ids, ``<unk>`` for unknown words, with ``<eos>`` appended if asked."""
+        ids = [self.index.get(t, self.unk) for t in tokens]
+        return [*ids, self.eos] if eos else ids
+
+    def decode(self, ids: Iterable[int]) -> list[str]:
+        """Tokens up to (not including) the first ``<eos>``; padding and ``<bos>`` are dropped."""
+        out = []
+        for i in ids:
+            i = int(i)
+            if not 0 <= i < len(self.tokens):
+                raise ValueError(f"id {i} is outside the vocabulary of {len(self.tokens)} tokens")
+            if i == self.eos:
+                break
+            if i not in (self.pad, self.bos):
+                out.append(self.tokens[i])
+        return out

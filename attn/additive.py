@@ -239,7 +239,9 @@ def _check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size
     if source.dim() != 2 or source.dtype != torch.long:
         raise ValueError(f"source must be a (B, S) tensor of token ids, got {source.dtype} {tuple(source.shape)}")
     if source_lengths.shape != (source.shape[0],):
-        raise ValueError(f"source_lengths must have shape (B,) = ({source.shape[0]},), got {tuple(source_lengths.shape)}")
+        raise ValueError(
+            f"source_lengths must have shape (B,) = ({source.shape[0]},), got {tuple(source_lengths.shape)}"
+        )
     if source.numel() and (int(source.min()) < 0 or int(source.max()) >= vocab_size):
         raise ValueError(f"source ids must be in [0, {vocab_size}), got [{int(source.min())}, {int(source.max())}]")
     if int(source_lengths.min()) < 1 or int(source_lengths.max()) > source.shape[1]:
@@ -263,7 +265,9 @@ def tokenize(sentence: str) -> list[str]:
     return cleaned.split()
 
 
-def translate(model: Seq2Seq, sentence: str, source_vocab: Vocab, target_vocab: Vocab, max_words: int = 20) -> Translation:
+def translate(
+    model: Seq2Seq, sentence: str, source_vocab: Vocab, target_vocab: Vocab, max_words: int = 20
+) -> Translation:
     """Translate one typed sentence. Unknown words become ``<unk>`` (and are listed); empty or over-long
     input raises a ``ValueError`` that says so."""
     if not isinstance(sentence, str):

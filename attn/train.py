@@ -92,7 +92,9 @@ class TranslationScores:
     alignments: list[torch.Tensor] | None
 
 
-def evaluate_translation(model: Seq2Seq, pairs: Sequence[Pair], corpus: Corpus, batch_size: int = 500) -> TranslationScores:
+def evaluate_translation(
+    model: Seq2Seq, pairs: Sequence[Pair], corpus: Corpus, batch_size: int = 500
+) -> TranslationScores:
     """Greedy-decode every pair and score it; read the references once more for the alignments."""
     predictions: list[list[str]] = []
     alignments: list[torch.Tensor] = []

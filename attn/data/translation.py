@@ -48,7 +48,14 @@ NOUNS = [
     ("woman", "women", "frau", "frauen", "f"),
     ("horse", "horses", "pferd", "pferde", "n"),
 ]
-ADJECTIVES = [("big", "groß"), ("small", "klein"), ("old", "alt"), ("young", "jung"), ("black", "schwarz"), ("red", "rot")]
+ADJECTIVES = [
+    ("big", "groß"),
+    ("small", "klein"),
+    ("old", "alt"),
+    ("young", "jung"),
+    ("black", "schwarz"),
+    ("red", "rot"),
+]
 # (English 3rd singular, English plural, German 3rd singular, German plural)
 VERBS = [
     ("sees", "see", "sieht", "sehen"),

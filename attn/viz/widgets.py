@@ -14,10 +14,11 @@ import ipywidgets as widgets
 import torch
 from matplotlib.figure import Figure
 
+from attn.additive import Translation
 from attn.functional import dot_product_scores, softmax
-from attn.viz.plots import bar_weights, lookup_figure
+from attn.viz.plots import bar_weights, heatmap, lookup_figure
 
-__all__ = ["softmax_panel", "lookup_panel"]
+__all__ = ["softmax_panel", "lookup_panel", "snapshot_panel", "translation_panel"]
 
 
 def _png(draw: Callable[[Figure], None], size: tuple[float, float]) -> bytes:
@@ -116,3 +117,68 @@ def lookup_panel(
         return png, _weights_table(labels, p)
 
     return _panel([*sliders, tau], render)
+
+
+def _alignment_png(weights: torch.Tensor, x_tokens: Sequence[str], y_tokens: Sequence[str], title: str) -> bytes:
+    Tq, Tk = weights.shape
+    size = (0.45 * Tk + 2.4, 0.4 * Tq + 1.6)
+    return _png(lambda fig: heatmap(weights, x_tokens, y_tokens, ax=fig.add_subplot(), title=title), size)
+
+
+def snapshot_panel(
+    snapshots: Sequence[torch.Tensor],
+    labels: Sequence[str],
+    x_tokens: Sequence[str],
+    y_tokens: Sequence[str],
+    index: int = -1,
+) -> widgets.VBox:
+    """A slider over saved ``(Tq, Tk)`` weight matrices (e.g. one per training checkpoint): watch them change."""
+    if not snapshots or len(labels) != len(snapshots):
+        raise ValueError(f"need one label per snapshot, got {len(snapshots)} snapshots and {len(labels)} labels")
+    shapes = {tuple(s.shape) for s in snapshots}
+    if shapes != {(len(y_tokens), len(x_tokens))}:
+        raise ValueError(
+            f"every snapshot must have shape (len(y_tokens), len(x_tokens)) = ({len(y_tokens)}, {len(x_tokens)}), "
+            f"got {sorted(shapes)}"
+        )
+    slider = widgets.IntSlider(value=range(len(snapshots))[index], min=0, max=len(snapshots) - 1,
+                               description="snapshot", continuous_update=True)  # fmt: skip
+
+    def render() -> tuple[bytes, str]:
+        label = labels[slider.value]
+        return _alignment_png(snapshots[slider.value], x_tokens, y_tokens, label), f"<b>{html.escape(label)}</b>"
+
+    return _panel([slider], render)
+
+
+def translation_panel(
+    translate: Callable[[str], Translation], examples: Sequence[str], value: str | None = None
+) -> widgets.VBox:
+    """Pick an example or type a sentence: its translation and alignment heatmap.
+
+    ``translate(sentence)`` returns a :class:`attn.additive.Translation`; unknown words are named under the
+    translation, and a ``ValueError`` (empty or over-long input) is shown as a message, never raised.
+    """
+    if not examples:
+        raise ValueError("examples must hold at least one sentence for the drop-down")
+    choose = widgets.Dropdown(options=list(examples), value=examples[0], description="example",
+                              layout={"width": "95%"})  # fmt: skip
+    text = widgets.Text(value=value if value is not None else examples[0], description="source",
+                        continuous_update=False, layout={"width": "95%"})  # fmt: skip
+    choose.observe(lambda change: setattr(text, "value", change["new"]), names="value")
+
+    def render() -> tuple[bytes, str]:
+        try:
+            result = translate(text.value)
+        except ValueError as error:
+            return b"", f"<span style='color:#b00'>{html.escape(str(error))}</span>"
+        readout = f"<b>{html.escape(' '.join(result.target) or '(nothing)')}</b>"
+        if result.unknown:
+            words = ", ".join(html.escape(w) for w in result.unknown)
+            readout += f"<br><i>not in the vocabulary, read as &lt;unk&gt;: {words}</i>"
+        if result.alignment is None:
+            return b"", readout + "<br>(this model has no attention: no alignment to show)"
+        png = _alignment_png(result.alignment, [*result.source, "<eos>"], [*result.target, "<eos>"], "alignment")
+        return png, readout
+
+    return _panel([choose, text], render)

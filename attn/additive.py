@@ -208,7 +208,7 @@ class Seq2Seq(nn.Module):
     def greedy_decode(
         self, source: torch.Tensor, source_lengths: torch.Tensor, bos: int, eos: int, max_len: int = 30
     ) -> Decoded:
-        """Translate by taking the most likely word at each step until ``<eos>`` (or ``max_len`` words)."""
+        """Translate by taking the most likely word at each step until ``<eos>`` (or ``max_len`` steps)."""
         annotations, summary = self.encode(source, source_lengths)
         mask = padding_mask(source_lengths, source.shape[1])
         state = torch.tanh(self.init_state(summary))
@@ -217,7 +217,7 @@ class Seq2Seq(nn.Module):
         done = torch.zeros(B, dtype=torch.bool)
         lengths = torch.full((B,), max_len, dtype=torch.long)
         tokens, alignments = [], []
-        for i in range(max_len + 1):
+        for i in range(max_len):
             logits, state, weights = self.step(y, state, annotations, summary, mask)
             y = logits.argmax(-1).masked_fill(done, 0)  # finished rows emit padding
             finished_now = (y == eos) & ~done
@@ -251,7 +251,8 @@ def _check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size
 @dataclass
 class Translation:
     """A typed sentence translated: tokens, the alignment ``(len(target) + 1, len(source) + 1)`` (both with
-    ``<eos>``; None without attention) and the words the model did not know (read as ``<unk>``)."""
+    ``<eos>``, unless the output was cut off before its ``<eos>``; None without attention) and the words the
+    model did not know (read as ``<unk>``)."""
 
     source: list[str]
     target: list[str]

@@ -7,7 +7,8 @@ import torch  # noqa: E402
 
 import attn  # noqa: E402
 from attn.viz import bar_weights, heatmap, lookup_figure  # noqa: E402
-from attn.viz.widgets import lookup_panel, softmax_panel  # noqa: E402
+from attn.additive import Translation  # noqa: E402
+from attn.viz.widgets import lookup_panel, snapshot_panel, softmax_panel, translation_panel  # noqa: E402
 
 
 def test_heatmap_labels_and_values():
@@ -79,3 +80,38 @@ def test_panels_reject_what_they_cannot_show():
 def test_lookup_panel_sliders_reach_the_query():
     q_x, q_y, *_ = lookup_panel(torch.eye(2), ["a", "b"], query=(5.0, -4.0)).children
     assert (q_x.value, q_y.value) == (5.0, -4.0)
+
+
+def test_snapshot_panel_moves_through_snapshots():
+    snapshots = [torch.full((2, 3), 1 / 3), torch.tensor([[1.0, 0, 0], [0, 0, 1.0]])]
+    panel = snapshot_panel(snapshots, ["step 0", "step 100"], ["a", "b", "<eos>"], ["x", "<eos>"])
+    slider, readout, image = panel.children
+    assert slider.value == 1 and "step 100" in readout.value and image.value[:4] == b"\x89PNG"
+    last = bytes(image.value)
+    slider.value = 0
+    assert "step 0" in readout.value and bytes(image.value) != last
+    with pytest.raises(ValueError, match=r"every snapshot must have shape \(len\(y_tokens\), len\(x_tokens\)\)"):
+        snapshot_panel(snapshots, ["a", "b"], ["a", "b"], ["x", "<eos>"])
+    with pytest.raises(ValueError, match="need one label per snapshot"):
+        snapshot_panel(snapshots, ["a"], ["a", "b", "c"], ["x", "y"])
+
+
+def fake_translate(sentence):
+    words = sentence.split()
+    if not words:
+        raise ValueError("the sentence is empty")
+    target = [w.upper() for w in words]
+    alignment = torch.eye(len(words) + 1)
+    return Translation(words, target, alignment, [w for w in words if w == "zebra"])
+
+
+def test_translation_panel_shows_translation_unknown_words_and_errors():
+    panel = translation_panel(fake_translate, ["the <b>dog</b>", "a zebra"])
+    choose, text, readout, image = panel.children
+    assert "THE &lt;B&gt;DOG&lt;/B&gt;" in readout.value and image.value[:4] == b"\x89PNG"  # escaped
+    choose.value = "a zebra"
+    assert text.value == "a zebra" and "read as &lt;unk&gt;: zebra" in readout.value
+    text.value = "   "
+    assert "the sentence is empty" in readout.value and len(image.value) == 0
+    with pytest.raises(ValueError, match="examples must hold at least one sentence"):
+        translation_panel(fake_translate, [])

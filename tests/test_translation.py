@@ -26,7 +26,8 @@ def corpus():
     ("sentence", "english", "german"),
     [
         (Sentence(NounPhrase(0), 0, NounPhrase(1)), "the dog sees the cat", "der hund sieht die katze"),
-        (Sentence(NounPhrase(1), 0, NounPhrase(0, (0,))), "the cat sees the big dog", "die katze sieht den großen hund"),
+        (Sentence(NounPhrase(1), 0, NounPhrase(0, (0,))), "the cat sees the big dog",
+         "die katze sieht den großen hund"),
         (
             Sentence(NounPhrase(0, (0,)), 1, NounPhrase(2), intro=0),
             "i know that the big dog likes the child",

@@ -6,8 +6,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import attn  # noqa: E402
-from attn.viz import bar_weights, heatmap, lookup_figure  # noqa: E402
 from attn.additive import Translation  # noqa: E402
+from attn.viz import bar_weights, heatmap, lookup_figure  # noqa: E402
 from attn.viz.widgets import lookup_panel, snapshot_panel, softmax_panel, translation_panel  # noqa: E402
 
 

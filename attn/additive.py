@@ -22,6 +22,7 @@ from attn.functional import additive_scores, attend, dot_product_scores
 from attn.masks import padding_mask
 
 __all__ = [
+    "Attention",
     "AdditiveAttention",
     "DotAttention",
     "GeneralAttention",
@@ -35,11 +36,12 @@ __all__ = [
 ]
 
 
-class _Attention(nn.Module):
-    """Soft lookup of one query per example over that example's keys: the context and the weights."""
+class Attention(nn.Module):
+    """Soft lookup of one query per example over that example's keys; subclasses define ``score``."""
 
-    def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:  # (B, 1, d_q), (B, Tk, d_k)
-        raise NotImplementedError
+    def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """Scores ``e`` ``(B, 1, Tk)`` of queries ``(B, 1, d_q)`` against keys ``(B, Tk, d_k)``."""
+        raise NotImplementedError(f"{type(self).__name__} must define score(query, keys)")
 
     def forward(
         self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None = None
@@ -66,7 +68,7 @@ def _init(*shape: int) -> nn.Parameter:
     return nn.Parameter(torch.empty(*shape).uniform_(-bound, bound))
 
 
-class AdditiveAttention(_Attention):
+class AdditiveAttention(Attention):
     """Bahdanau et al. 2014, eq. 6 / App. A.1.2: ``e_ij = v_aᵀ tanh(W_a s_{i-1} + U_a h_j)``."""
 
     def __init__(self, d_query: int, d_key: int, d_attn: int):
@@ -79,7 +81,7 @@ class AdditiveAttention(_Attention):
         return additive_scores(query, keys, self.W_a, self.U_a, self.v_a)  # (B, 1, Tk)
 
 
-class DotAttention(_Attention):
+class DotAttention(Attention):
     """Luong et al. 2015, eq. 8 "dot": ``e_ij = s · h_j`` (no parameters; d_query must equal d_key)."""
 
     def __init__(self, d_query: int, d_key: int, d_attn: int | None = None):
@@ -91,7 +93,7 @@ class DotAttention(_Attention):
         return dot_product_scores(query, keys)  # (B, 1, Tk)
 
 
-class GeneralAttention(_Attention):
+class GeneralAttention(Attention):
     """Luong et al. 2015, eq. 8 "general": ``e_ij = sᵀ W_a h_j``."""
 
     def __init__(self, d_query: int, d_key: int, d_attn: int | None = None):
@@ -102,7 +104,7 @@ class GeneralAttention(_Attention):
         return dot_product_scores(query, keys @ self.W_a.T)  # (B, 1, Tk)
 
 
-SCORES: dict[str, type[_Attention] | None] = {
+SCORES: dict[str, type[Attention] | None] = {
     "additive": AdditiveAttention,
     "dot": DotAttention,
     "general": GeneralAttention,

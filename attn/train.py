@@ -32,7 +32,8 @@ def seeded(seed: int) -> Iterator[None]:
 
 @dataclass
 class History:
-    """What a run of :func:`fit` saw: the loss at every step and what ``checkpoint`` returned."""
+    """What a run of :func:`fit` saw: the loss at every step, what ``checkpoint`` returned (with the step and
+    the training seconds so far), and the seconds spent in training steps (checkpoints not counted)."""
 
     loss: list[float] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
@@ -60,9 +61,9 @@ def fit(
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     history = History()
-    start = time.perf_counter()
     bar = tqdm(range(1, steps + 1), disable=not progress, desc="training", leave=False)
     for step in bar:
+        start = time.perf_counter()
         model.train()
         loss = loss_fn(model, step)
         optimizer.zero_grad(set_to_none=True)
@@ -70,14 +71,14 @@ def fit(
         nn.utils.clip_grad_norm_(model.parameters(), clip)
         optimizer.step()
         history.loss.append(loss.item())
+        history.seconds += time.perf_counter() - start
         if checkpoint is not None and (step % every == 0 or step == steps):
             model.eval()
             with torch.no_grad():
-                record = {"step": step, **checkpoint(model, step)}
+                record = {"step": step, "seconds": history.seconds, **checkpoint(model, step)}
             history.checkpoints.append(record)
-            bar.set_postfix({k: v for k, v in record.items() if isinstance(v, float)})
+            bar.set_postfix({k: v for k, v in record.items() if k not in ("step", "seconds") and isinstance(v, float)})
     model.eval()
-    history.seconds = time.perf_counter() - start
     return history
 
 

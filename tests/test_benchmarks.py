@@ -16,3 +16,18 @@ def test_attention_core_benchmark_prints_its_table():
     header = next(i for i, line in enumerate(lines) if "attn ms" in line)
     rows = [line.split() for line in lines[header + 1 :] if line.strip()]
     assert len(rows) >= 4 and all(float(row[-3]) > 0 for row in rows)  # ratio column
+
+
+def test_alignment_benchmark_prints_both_tables():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "alignment.py"), "--quick"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    modules = lines[lines.index(next(line for line in lines if "attn ms" in line)) + 1 :][:3]
+    assert [row.split()[0] for row in modules] == ["additive", "dot", "general"]
+    assert all(float(row.split()[-1]) > 0 for row in modules)  # ratio column
+    header = next(i for i, line in enumerate(lines) if "steps to 95%" in line)
+    rows = [line.split() for line in lines[header + 1 :] if line.strip()]
+    assert [row[0] for row in rows] == ["additive", "dot", "general", "none"]

@@ -17,9 +17,14 @@ def test_book_builds_with_warnings_as_errors(tmp_path):
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     html = tmp_path / "_build" / "html"
-    for page in ("index.html", "book/intro.html", "book/instructors.html", "notebooks/01_softmax.html"):
+    pages = ("index.html", "book/intro.html", "book/instructors.html", "notebooks/01_softmax.html",
+             "notebooks/02_alignment.html")  # fmt: skip
+    for page in pages:
         assert (html / page).is_file(), page
     chapter = (html / "notebooks/01_softmax.html").read_text()
     assert "Softmax and attention as soft lookup" in chapter
     assert "data:image/png" in chapter or "_images/" in chapter  # figures from the committed outputs
     assert "Vaswani" in chapter  # citations resolved from book/references.bib
+    alignment = (html / "notebooks/02_alignment.html").read_text()
+    assert "Learning to align" in alignment and "Bahdanau" in alignment
+    assert "data:image/png" in alignment or "_images/" in alignment

@@ -9,6 +9,7 @@ from attn.data.translation import (
     NounPhrase,
     Pair,
     Sentence,
+    accuracy_by_length,
     alignment_mass,
     alignment_matrix,
     encode_batch,
@@ -140,3 +141,14 @@ def test_scores_are_one_for_a_perfect_model_and_less_otherwise(corpus):
         exact_match([], pairs)
     with pytest.raises(ValueError, match="too small"):
         alignment_mass([torch.ones(1, 1)] * len(pairs), pairs)
+
+
+def test_accuracy_by_length_counts_each_length(corpus):
+    pairs = corpus.test[:40]
+    predictions = [p.target if i % 2 else () for i, p in enumerate(pairs)]
+    table = accuracy_by_length(predictions, pairs)
+    assert list(table) == sorted({len(p.source) for p in pairs})
+    assert sum(n for _, n in table.values()) == 40
+    assert sum(acc * n for acc, n in table.values()) == 20
+    with pytest.raises(ValueError, match="need one prediction per pair"):
+        accuracy_by_length(predictions[:3], pairs)

@@ -36,6 +36,7 @@ __all__ = [
     "exact_match",
     "alignment_mass",
     "alignment_matrix",
+    "accuracy_by_length",
     "LEXICON",
 ]
 
@@ -312,3 +313,13 @@ def alignment_mass(alignments: Sequence[torch.Tensor], pairs: Sequence[Pair]) ->
                 total += float(weights[t, s])
                 count += 1
     return total / count
+
+
+def accuracy_by_length(predictions: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> dict[int, tuple[float, int]]:
+    """Exact match per source length: ``{length: (accuracy, number of sentences)}``, shortest first."""
+    if len(predictions) != len(pairs) or not pairs:
+        raise ValueError(f"need one prediction per pair, got {len(predictions)} predictions for {len(pairs)} pairs")
+    hits: dict[int, list[bool]] = {}
+    for prediction, pair in zip(predictions, pairs, strict=True):
+        hits.setdefault(len(pair.source), []).append(tuple(prediction) == pair.target)
+    return {n: (sum(h) / len(h), len(h)) for n, h in sorted(hits.items())}

@@ -33,15 +33,20 @@ def heatmap(
     ax: Axes | None = None,
     title: str | None = None,
     annotate: bool | None = None,
+    vmax: float | None = None,
 ) -> Axes:
-    """Draw a ``(Tq, Tk)`` weight matrix: one row per query (``y_tokens``), one column per key (``x_tokens``)."""
+    """Draw a ``(Tq, Tk)`` weight matrix: one row per query (``y_tokens``), one column per key (``x_tokens``).
+
+    The colour scale runs from 0 to ``vmax`` (default: the largest weight); pass ``vmax=1`` to compare maps.
+    """
     weights = _as_2d("weights", weights)
     Tq, Tk = weights.shape
     _check_labels("y_tokens", y_tokens, Tq, "rows (queries)")
     _check_labels("x_tokens", x_tokens, Tk, "columns (keys)")
     if ax is None:
         _, ax = plt.subplots(figsize=(0.5 * Tk + 2, 0.45 * Tq + 1.2))
-    image = ax.imshow(weights.numpy(), cmap=CMAP, vmin=0.0, vmax=max(1e-9, float(weights.max())))
+    top = max(1e-9, float(weights.max())) if vmax is None else vmax
+    image = ax.imshow(weights.numpy(), cmap=CMAP, vmin=0.0, vmax=top)
     ax.set_xticks(range(Tk), labels=list(x_tokens) if x_tokens is not None else range(Tk), rotation=60)
     ax.set_yticks(range(Tq), labels=list(y_tokens) if y_tokens is not None else range(Tq))
     ax.set_xlabel("key")
@@ -59,7 +64,7 @@ def heatmap(
                     ha="center",
                     va="center",
                     fontsize=7,
-                    color="black" if w > 0.6 * float(weights.max()) else "white",
+                    color="black" if w > 0.6 * top else "white",
                 )
     if title:
         ax.set_title(title)

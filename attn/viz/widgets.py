@@ -122,7 +122,11 @@ def lookup_panel(
 def _alignment_png(weights: torch.Tensor, x_tokens: Sequence[str], y_tokens: Sequence[str], title: str) -> bytes:
     Tq, Tk = weights.shape
     size = (0.45 * Tk + 2.4, 0.4 * Tq + 1.6)
-    return _png(lambda fig: heatmap(weights, x_tokens, y_tokens, ax=fig.add_subplot(), title=title), size)
+
+    def draw(fig: Figure) -> None:
+        heatmap(weights, x_tokens, y_tokens, ax=fig.add_subplot(), title=title, vmax=1.0)
+
+    return _png(draw, size)
 
 
 def snapshot_panel(

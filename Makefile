@@ -52,6 +52,7 @@ execute: $(STAMP)
 
 benchmarks: $(STAMP)
 	$(PY) benchmarks/attention_core.py
+	$(PY) benchmarks/alignment.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

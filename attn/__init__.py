@@ -4,8 +4,11 @@ Chapters import it; it never imports a chapter. The core contract:
 
 - :func:`softmax`, score functions, :func:`attend`, :func:`scaled_dot_product_attention` (``attn.functional``)
 - :func:`causal_mask`, :func:`padding_mask`: boolean masks, ``True`` = may attend (``attn.masks``)
+- :class:`AdditiveAttention`, :class:`DotAttention`, :class:`GeneralAttention` and the GRU encoder-decoder
+  :class:`Seq2Seq` that learns to align (``attn.additive``)
 """
 
+from attn.additive import AdditiveAttention, DotAttention, GeneralAttention, Seq2Seq, Seq2SeqConfig
 from attn.functional import (
     additive_scores,
     attend,
@@ -17,6 +20,11 @@ from attn.functional import (
 from attn.masks import causal_mask, padding_mask
 
 __all__ = [
+    "AdditiveAttention",
+    "DotAttention",
+    "GeneralAttention",
+    "Seq2Seq",
+    "Seq2SeqConfig",
     "additive_scores",
     "attend",
     "causal_mask",

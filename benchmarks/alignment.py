@@ -7,7 +7,9 @@ Prints two tables, measured in one run:
    plain torch operations for additive): median times and their ratio;
 2. training the chapter's encoder-decoder (seeded, the chapter's sizes): steps and seconds of training
    (evaluation not counted) until the held-out exact match first reaches 95 %, the exact match and
-   attention mass at the end, the time per step and the peak memory the training added.
+   attention mass at the end, the time per step and the peak memory the training added;
+
+then the time to execute chapter 2 from a fresh kernel.
 
     .venv/bin/python benchmarks/alignment.py [--quick] [--threads N] [--steps N]
 """
@@ -20,7 +22,7 @@ import sys
 
 import torch
 import torch.nn.functional as F
-from common import median_seconds, peak_extra_mib
+from common import ROOT, median_seconds, peak_extra_mib, time_notebook
 from tqdm import tqdm
 
 from attn.additive import AdditiveAttention, DotAttention, GeneralAttention
@@ -77,8 +79,8 @@ def main() -> None:
     valid = corpus.test[:300]
 
     modules = module_table(3 if args.quick else 50)
-    print(f"\nattention module, forward+backward, B=64, S=17, d=64, {args.threads} thread(s), "
-          f"torch {torch.__version__}")
+    threads = f"{args.threads} thread(s), torch {torch.__version__}"
+    print(f"\nattention module, forward+backward, B=64, S=17, d=64, {threads}")
     print(f"{'scoring':>9} {'attn ms':>8} {'torch ms':>9} {'ratio':>6}")
     for kind, t_attn, t_ref in modules:
         print(f"{kind:>9} {1e3 * t_attn:8.3f} {1e3 * t_ref:9.3f} {t_attn / t_ref:6.2f}")
@@ -106,6 +108,11 @@ def main() -> None:
         per_step = 1e3 * history.seconds / len(history.loss)
         print(f"{kind:>9} {to_steps:>13} {to_seconds:>9} {per_step:8.1f} {final.exact_match:9.1%} {mass:>6} "
               f"{'n/a' if peak is None else f'{peak:.0f}':>9}")  # fmt: skip
+
+    if not args.quick:
+        path = ROOT / "notebooks" / "02_alignment.ipynb"
+        print("\nchapter execution (fresh kernel, kernel start-up included)")
+        print(f"{path.name:>24}: {time_notebook(path):.1f} s")
 
 
 if __name__ == "__main__":

@@ -413,3 +413,17 @@ def test_attend_properties_on_adversarial_scores(problem):
     # Tied scores get tied weights.
     same = (scores.unsqueeze(-1) == scores.unsqueeze(-2)) & full_mask.unsqueeze(-1) & full_mask.unsqueeze(-2)
     assert torch.all((weights.unsqueeze(-1) == weights.unsqueeze(-2))[same])
+
+
+@given(
+    a=st.lists(st.sampled_from([1, 2, 3]), max_size=4),
+    b=st.lists(st.sampled_from([1, 2, 3]), max_size=4),
+)
+def test_shape_broadcasting_agrees_with_torch(a, b):
+    from attn.functional import _broadcast_shapes
+
+    try:
+        expected = tuple(torch.broadcast_shapes(tuple(a), tuple(b)))
+    except RuntimeError:
+        expected = None
+    assert _broadcast_shapes(tuple(a), tuple(b)) == expected

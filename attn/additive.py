@@ -193,6 +193,7 @@ class Seq2Seq(nn.Module):
 
     def forward(self, source: torch.Tensor, source_lengths: torch.Tensor, target_in: torch.Tensor) -> Seq2SeqOutput:
         """Teacher forcing: read the reference ``target_in`` ``(B, T)`` (starting with ``<bos>``)."""
+        _check_target(target_in, source.shape[0], self.config.target_vocab)
         annotations, summary = self.encode(source, source_lengths)
         mask = padding_mask(source_lengths, source.shape[1])  # (B, S)
         state = torch.tanh(self.init_state(summary))
@@ -248,6 +249,18 @@ def _check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size
         raise ValueError(f"source ids must be in [0, {vocab_size}), got [{int(source.min())}, {int(source.max())}]")
     if int(source_lengths.min()) < 1 or int(source_lengths.max()) > source.shape[1]:
         raise ValueError(f"source_lengths must be in [1, {source.shape[1]}], got {source_lengths.tolist()}")
+
+
+def _check_target(target_in: torch.Tensor, B: int, vocab_size: int) -> None:
+    if target_in.dim() != 2 or target_in.dtype != torch.long or target_in.shape[0] != B or target_in.shape[1] < 1:
+        raise ValueError(
+            f"target_in must be a (B, T) tensor of token ids with B={B} and T >= 1, "
+            f"got {target_in.dtype} {tuple(target_in.shape)}"
+        )
+    if int(target_in.min()) < 0 or int(target_in.max()) >= vocab_size:
+        raise ValueError(
+            f"target_in ids must be in [0, {vocab_size}), got [{int(target_in.min())}, {int(target_in.max())}]"
+        )
 
 
 @dataclass

@@ -92,6 +92,7 @@ def main() -> None:
         def train(kind=kind, result=result):
             result["run"] = train_translator(corpus, kind, steps, seed=0, every=every, valid=valid, progress=False)
 
+        train_translator(corpus, kind, 2, seed=0, progress=False)  # warm-up: first-call allocations not counted
         peak = peak_extra_mib(train)
         model, history = result["run"]
         final = evaluate_translation(model, corpus.test, corpus)

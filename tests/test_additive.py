@@ -167,6 +167,10 @@ def test_seq2seq_rejects_bad_configuration_and_input(corpus):
         model.encode(torch.tensor([[4, 999]]), torch.tensor([2]))
     with pytest.raises(ValueError, match=r"source_lengths must be in \[1, 3\], got \[4\]"):
         model.encode(source, torch.tensor([4]))
+    with pytest.raises(ValueError, match=r"target_in must be a \(B, T\) tensor of token ids with B=1"):
+        model(source, lengths, torch.tensor([[1, 4], [1, 5]]))
+    with pytest.raises(ValueError, match=r"target_in ids must be in \[0, "):
+        model(source, lengths, torch.tensor([[1, 9999]]))
 
 
 def test_translate_reads_unknown_words_as_unk_and_explains_bad_input(corpus):

@@ -17,6 +17,10 @@ def test_heatmap_labels_and_values():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["k1", "k2"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
     assert "0.75" in [t.get_text() for t in ax.texts]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("key", "query")
+    ax = heatmap(weights, ["k1", "k2"], xlabel="English (source)", ylabel="German (target)", vmax=1.0)
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("English (source)", "German (target)")
+    assert ax.images[0].get_clim() == (0.0, 1.0)
     plt.close("all")
 
 

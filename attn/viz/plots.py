@@ -34,6 +34,8 @@ def heatmap(
     title: str | None = None,
     annotate: bool | None = None,
     vmax: float | None = None,
+    xlabel: str = "key",
+    ylabel: str = "query",
 ) -> Axes:
     """Draw a ``(Tq, Tk)`` weight matrix: one row per query (``y_tokens``), one column per key (``x_tokens``).
 
@@ -49,8 +51,8 @@ def heatmap(
     image = ax.imshow(weights.numpy(), cmap=CMAP, vmin=0.0, vmax=top)
     ax.set_xticks(range(Tk), labels=list(x_tokens) if x_tokens is not None else range(Tk), rotation=60)
     ax.set_yticks(range(Tq), labels=list(y_tokens) if y_tokens is not None else range(Tq))
-    ax.set_xlabel("key")
-    ax.set_ylabel("query")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     if annotate is None:
         annotate = Tq * Tk <= 100
     if annotate:

@@ -6,8 +6,9 @@ The grammar is small but has the three things that make translation more than wo
   "ich weiß dass der hund die katze sieht" (the verb moves to the end: crossing alignments);
 - **agreement**: German articles and adjective endings depend on the noun's gender, on its case (subject
   or object) and on the article, and the verb agrees with the subject's number;
-- **compound numbers**: "twenty one dogs" -> "ein und zwanzig hunde" (units before tens: crossing again;
-  the inserted "und" translates no source word).
+- **compound numbers**: "twenty one dogs" -> "ein und zwanzig hunde" (German writes "einundzwanzig"; we
+  split it into its parts, as a subword tokenizer would): units before tens, crossing again, and the
+  inserted "und" translates no source word.
 
 Every :class:`Pair` carries its true alignment: for each target word, the position of the source word it
 translates (or ``None``). Generation is deterministic from a seed.

@@ -82,7 +82,10 @@ class AdditiveAttention(Attention):
 
 
 class DotAttention(Attention):
-    """Luong et al. 2015, eq. 8 "dot": ``e_ij = s · h_j`` (no parameters; d_query must equal d_key)."""
+    """Luong et al. 2015, eq. 8 "dot": ``e_ij = s · h_j`` (no parameters; d_query must equal d_key).
+
+    ``d_attn`` is not used: it is accepted so that every score has the same constructor.
+    """
 
     def __init__(self, d_query: int, d_key: int, d_attn: int | None = None):
         super().__init__()
@@ -94,7 +97,7 @@ class DotAttention(Attention):
 
 
 class GeneralAttention(Attention):
-    """Luong et al. 2015, eq. 8 "general": ``e_ij = sᵀ W_a h_j``."""
+    """Luong et al. 2015, eq. 8 "general": ``e_ij = sᵀ W_a h_j`` (``d_attn`` is not used, as for dot)."""
 
     def __init__(self, d_query: int, d_key: int, d_attn: int | None = None):
         super().__init__()
@@ -212,6 +215,12 @@ class Seq2Seq(nn.Module):
         self, source: torch.Tensor, source_lengths: torch.Tensor, bos: int, eos: int, max_len: int = 30
     ) -> Decoded:
         """Translate by taking the most likely word at each step until ``<eos>`` (or ``max_len`` steps)."""
+        V = self.config.target_vocab
+        for name, token in (("bos", bos), ("eos", eos)):
+            if isinstance(token, bool) or not isinstance(token, int) or not 0 <= token < V:
+                raise ValueError(f"{name} must be a token id in [0, {V}) (the target vocabulary), got {token!r}")
+        if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
+            raise ValueError(f"max_len must be a positive int, got {max_len!r}")
         annotations, summary = self.encode(source, source_lengths)
         mask = padding_mask(source_lengths, source.shape[1])
         state = torch.tanh(self.init_state(summary))
@@ -265,14 +274,20 @@ def _check_target(target_in: torch.Tensor, B: int, vocab_size: int) -> None:
 
 @dataclass
 class Translation:
-    """A typed sentence translated: tokens, the alignment ``(len(target) + 1, len(source) + 1)`` (both with
-    ``<eos>``, unless the output was cut off before its ``<eos>``; None without attention) and the words the
-    model did not know (read as ``<unk>``)."""
+    """A typed sentence translated: the source words, the target words, whether the model ended the
+    translation (said ``<eos>``) or was cut off, the alignment (one row per target word, plus one for
+    ``<eos>`` if it ``finished``; one column per source word plus ``<eos>``; None without attention) and
+    the words the model did not know (read as ``<unk>``)."""
 
     source: list[str]
     target: list[str]
+    finished: bool
     alignment: torch.Tensor | None
     unknown: list[str]
+
+    def row_labels(self) -> list[str]:
+        """Labels for the alignment's rows."""
+        return [*self.target, "<eos>"] if self.finished else list(self.target)
 
 
 def tokenize(sentence: str) -> list[str]:
@@ -296,9 +311,9 @@ def translate(
     ids = torch.tensor([source_vocab.encode(words, eos=True)])
     model.eval()
     decoded = model.greedy_decode(ids, torch.tensor([ids.shape[1]]), target_vocab.bos, target_vocab.eos, 2 * max_words)
-    target = target_vocab.decode(decoded.tokens[0])
-    alignment = None
-    if decoded.alignments is not None:
-        alignment = decoded.alignments[0, : len(target) + 1]  # the target words and <eos>
+    n = int(decoded.lengths[0])
+    finished = n < decoded.tokens.shape[1]  # the model said <eos> at position n
+    target = [target_vocab.tokens[int(i)] for i in decoded.tokens[0, :n]]  # one word per alignment row
+    alignment = None if decoded.alignments is None else decoded.alignments[0, : n + finished]
     unknown = [w for w in words if w not in source_vocab]
-    return Translation(words, target, alignment, unknown)
+    return Translation(words, target, finished, alignment, unknown)

@@ -138,9 +138,11 @@ def test_greedy_decode_stops_at_eos_and_blanks_what_follows(corpus):
     model = model_for(corpus)
     eos = corpus.target_vocab.eos
     with torch.no_grad():
-        model.output.bias[eos] = 3.0  # make <eos> likely, so rows finish at different steps
+        model.output.bias[eos] = 0.3  # with this seed, rows finish at different steps and some never do
     decoded = model.greedy_decode(batch.source, batch.source_lengths, corpus.target_vocab.bos, eos, max_len=12)
     B, T = decoded.tokens.shape
+    lengths = decoded.lengths.tolist()
+    assert T == 12 and len(set(lengths)) > 2 and 12 in lengths and min(lengths) + 1 < T  # the cases to check
     assert decoded.alignments.shape == (B, T, batch.source.shape[1])
     for b in range(B):
         n = int(decoded.lengths[b])
@@ -150,6 +152,17 @@ def test_greedy_decode_stops_at_eos_and_blanks_what_follows(corpus):
             assert row[n] == eos and all(t == 0 for t in row[n + 1 :])
             assert (decoded.alignments[b, n + 1 :] == 0).all()
         assert torch.allclose(decoded.alignments[b, : n + 1].sum(-1), torch.ones(min(n + 1, T)), atol=1e-6)
+
+
+def test_greedy_decode_rejects_bad_arguments(corpus):
+    batch = encode_batch(corpus.test[:2], corpus.source_vocab, corpus.target_vocab)
+    model, V = model_for(corpus), len(corpus.target_vocab)
+    with pytest.raises(ValueError, match="max_len must be a positive int, got 0"):
+        model.greedy_decode(batch.source, batch.source_lengths, 1, 2, max_len=0)
+    with pytest.raises(ValueError, match=rf"bos must be a token id in \[0, {V}\) \(the target vocabulary\), got 999"):
+        model.greedy_decode(batch.source, batch.source_lengths, 999, 2)
+    with pytest.raises(ValueError, match="eos must be a token id"):
+        model.greedy_decode(batch.source, batch.source_lengths, 1, -1)
 
 
 def test_seq2seq_rejects_bad_configuration_and_input(corpus):
@@ -179,10 +192,14 @@ def test_translate_reads_unknown_words_as_unk_and_explains_bad_input(corpus):
     result = translate(model, "The zebra sees the cat!", *args)
     assert result.source == ["the", "zebra", "sees", "the", "cat"]
     assert result.unknown == ["zebra"]
-    assert len(result.target) <= 40  # an untrained model may never say <eos>: cut at 2 × 20 words
-    assert result.alignment.shape[0] in (len(result.target), len(result.target) + 1)
-    assert result.alignment.shape[1] == len(result.source) + 1
-    assert torch.allclose(result.alignment.sum(-1), torch.ones(result.alignment.shape[0]), atol=1e-6)
+    assert len(result.target) == 40 and not result.finished  # this untrained model never says <eos>: cut off
+    assert result.alignment.shape == (40, len(result.source) + 1) and len(result.row_labels()) == 40
+    assert torch.allclose(result.alignment.sum(-1), torch.ones(40), atol=1e-6)
+    with torch.no_grad():
+        model.output.bias[corpus.target_vocab.eos] = 2.0  # now it ends the sentence at once
+    ended = translate(model, "the dog sees the cat", *args)
+    assert ended.finished and ended.target == [] and ended.row_labels() == ["<eos>"]
+    assert ended.alignment.shape == (1, 6)
     with pytest.raises(ValueError, match="the sentence is empty"):
         translate(model, "  ?! ", *args)
     with pytest.raises(ValueError, match="the sentence has 21 words; this model reads at most 20"):

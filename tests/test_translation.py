@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from attn.data import Vocab, make_corpus
+from attn.data import Vocab, make_corpus, translation
 from attn.data.translation import (
     LEXICON,
     NounPhrase,
@@ -62,6 +62,18 @@ def test_render_gives_crossing_alignments_for_verb_final_clauses_and_numbers():
     assert any(s1 > s2 for (t1, s1), (t2, s2) in zip(crossing, crossing[1:], strict=False))
 
 
+@pytest.mark.parametrize(("number", "english", "german"), [
+    (2, "two", "zwei"), (10, "ten", "zehn"), (15, "fifteen", "fünfzehn"), (19, "nineteen", "neunzehn"),
+    (20, "twenty", "zwanzig"), (34, "thirty four", "vier und dreißig"), (59, "fifty nine", "neun und fünfzig"),
+])  # fmt: skip
+def test_every_number_from_2_to_59_has_its_own_words(number, english, german):
+    pair = render(Sentence(NounPhrase(0, (), number=number), 0, NounPhrase(1)))
+    assert " ".join(pair.source).startswith(english + " dogs see")
+    assert " ".join(pair.target).startswith(german + " hunde sehen")
+    numbers = {" ".join(render(Sentence(NounPhrase(0, (), n), 0, NounPhrase(1))).source[:-4]) for n in range(2, 60)}
+    assert len(numbers) == 58  # no two numbers read the same
+
+
 def test_render_rejects_a_number_outside_the_grammar():
     with pytest.raises(ValueError, match="number must be None, 0 or in 2..59, got 61"):
         render(Sentence(NounPhrase(0, (), number=61), 0, NounPhrase(1)))
@@ -94,6 +106,15 @@ def test_corpus_is_deterministic_and_held_out_sentences_are_new(corpus):
     assert 0.4 < subordinate < 0.6
     every_word = {w for p in corpus.train for w in p.source}
     assert every_word <= set(corpus.source_vocab.tokens)
+
+
+def test_corpus_checks_its_probability_and_says_when_it_runs_out_of_new_sentences(monkeypatch):
+    with pytest.raises(ValueError, match="subordinate must be a probability in"):
+        make_corpus(10, 10, subordinate=1.5)
+    fixed = Sentence(NounPhrase(0), 0, NounPhrase(1))
+    monkeypatch.setattr(translation, "sample_sentence", lambda rng, subordinate: fixed)
+    with pytest.raises(ValueError, match="found only 0 held-out sentences unlike the training ones"):
+        make_corpus(10, 5)
 
 
 @pytest.mark.parametrize("n_train", [0, -1, 2.5, True])

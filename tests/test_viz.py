@@ -105,8 +105,9 @@ def fake_translate(sentence):
     if not words:
         raise ValueError("the sentence is empty")
     target = [w.upper() for w in words]
-    alignment = torch.eye(len(words) + 1)
-    return Translation(words, target, alignment, [w for w in words if w == "zebra"])
+    finished = "cut" not in words
+    alignment = torch.eye(len(words) + 1)[: len(words) + finished]
+    return Translation(words, target, finished, alignment, [w for w in words if w == "zebra"])
 
 
 def test_translation_panel_shows_translation_unknown_words_and_errors():
@@ -115,6 +116,8 @@ def test_translation_panel_shows_translation_unknown_words_and_errors():
     assert "THE &lt;B&gt;DOG&lt;/B&gt;" in readout.value and image.value[:4] == b"\x89PNG"  # escaped
     choose.value = "a zebra"
     assert text.value == "a zebra" and "read as &lt;unk&gt;: zebra" in readout.value
+    text.value = "a cut off sentence"
+    assert "cut off: the model did not end the sentence" in readout.value and image.value[:4] == b"\x89PNG"
     text.value = "   "
     assert "the sentence is empty" in readout.value and len(image.value) == 0
     with pytest.raises(ValueError, match="examples must hold at least one sentence"):

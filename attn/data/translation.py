@@ -81,6 +81,18 @@ UNITS = [
     ("eight", "acht"),
     ("nine", "neun"),
 ]
+TEENS = [
+    ("ten", "zehn"),
+    ("eleven", "elf"),
+    ("twelve", "zwölf"),
+    ("thirteen", "dreizehn"),
+    ("fourteen", "vierzehn"),
+    ("fifteen", "fünfzehn"),
+    ("sixteen", "sechzehn"),
+    ("seventeen", "siebzehn"),
+    ("eighteen", "achtzehn"),
+    ("nineteen", "neunzehn"),
+]
 TENS = [("twenty", "zwanzig"), ("thirty", "dreißig"), ("forty", "vierzig"), ("fifty", "fünfzig")]
 ARTICLES = {("nom", "m"): "der", ("nom", "f"): "die", ("nom", "n"): "das",
             ("acc", "m"): "den", ("acc", "f"): "die", ("acc", "n"): "das"}  # fmt: skip
@@ -95,7 +107,7 @@ def _lexicon() -> dict[str, frozenset[str]]:
         lex[en] = {de + "e", de + "en"}
     for en_sg, en_pl, de_sg, de_pl in VERBS:
         lex[en_sg], lex[en_pl] = {de_sg}, {de_pl}
-    for en, de in [pair for intro in INTROS for pair in zip(*intro, strict=True)] + UNITS + TENS:
+    for en, de in [pair for intro in INTROS for pair in zip(*intro, strict=True)] + UNITS + TEENS + TENS:
         lex.setdefault(en, set()).add(de)
     return {en: frozenset(de) for en, de in lex.items()}
 
@@ -145,6 +157,8 @@ def _number_words(n: int) -> tuple[list[str], list[str], list[int | None]]:
     tens, units = divmod(n, 10)
     if tens == 0:
         return [UNITS[units - 1][0]], [UNITS[units - 1][1]], [0]
+    if tens == 1:  # "fifteen" -> "fünfzehn": one word each
+        return [TEENS[units][0]], [TEENS[units][1]], [0]
     en, de = [TENS[tens - 2][0]], [TENS[tens - 2][1]]
     if units == 0:
         return en, de, [0]
@@ -231,6 +245,8 @@ def make_corpus(n_train: int = 20_000, n_test: int = 1_000, seed: int = 0, subor
     for name, n in (("n_train", n_train), ("n_test", n_test)):
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"{name} must be a positive int, got {n!r}")
+    if isinstance(subordinate, bool) or not isinstance(subordinate, int | float) or not 0 <= subordinate <= 1:
+        raise ValueError(f"subordinate must be a probability in [0, 1], got {subordinate!r}")
     rng = np.random.default_rng(seed)
     train = [render(sample_sentence(rng, subordinate)) for _ in range(n_train)]
     seen = {p.source for p in train}
@@ -242,6 +258,8 @@ def make_corpus(n_train: int = 20_000, n_test: int = 1_000, seed: int = 0, subor
             test.append(pair)
             if len(test) == n_test:
                 break
+    if len(test) < n_test:
+        raise ValueError(f"found only {len(test)} held-out sentences unlike the training ones; ask for fewer")
     source_vocab, target_vocab = _vocabularies()
     return Corpus(train, test, source_vocab, target_vocab)
 
@@ -287,10 +305,14 @@ def alignment_matrix(pair: Pair) -> torch.Tensor:
     return matrix
 
 
-def exact_match(predictions: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> float:
-    """Fraction of predicted translations equal to the reference, word for word."""
+def _check_predictions(predictions: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> None:
     if len(predictions) != len(pairs) or not pairs:
         raise ValueError(f"need one prediction per pair, got {len(predictions)} predictions for {len(pairs)} pairs")
+
+
+def exact_match(predictions: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> float:
+    """Fraction of predicted translations equal to the reference, word for word."""
+    _check_predictions(predictions, pairs)
     return sum(tuple(p) == pair.target for p, pair in zip(predictions, pairs, strict=True)) / len(pairs)
 
 
@@ -318,8 +340,7 @@ def alignment_mass(alignments: Sequence[torch.Tensor], pairs: Sequence[Pair]) ->
 
 def accuracy_by_length(predictions: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> dict[int, tuple[float, int]]:
     """Exact match per source length: ``{length: (accuracy, number of sentences)}``, shortest first."""
-    if len(predictions) != len(pairs) or not pairs:
-        raise ValueError(f"need one prediction per pair, got {len(predictions)} predictions for {len(pairs)} pairs")
+    _check_predictions(predictions, pairs)
     hits: dict[int, list[bool]] = {}
     for prediction, pair in zip(predictions, pairs, strict=True):
         hits.setdefault(len(pair.source), []).append(tuple(prediction) == pair.target)

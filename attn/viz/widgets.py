@@ -182,7 +182,9 @@ def translation_panel(
             readout += f"<br><i>not in the vocabulary, read as &lt;unk&gt;: {words}</i>"
         if result.alignment is None:
             return b"", readout + "<br>(this model has no attention: no alignment to show)"
-        png = _alignment_png(result.alignment, [*result.source, "<eos>"], [*result.target, "<eos>"], "alignment")
+        if not result.finished:
+            readout += "<br><i>cut off: the model did not end the sentence</i>"
+        png = _alignment_png(result.alignment, [*result.source, "<eos>"], result.row_labels(), "alignment")
         return png, readout
 
     return _panel([choose, text], render)

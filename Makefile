@@ -53,6 +53,7 @@ execute: $(STAMP)
 benchmarks: $(STAMP)
 	$(PY) benchmarks/attention_core.py
 	$(PY) benchmarks/alignment.py
+	$(PY) benchmarks/babi_table.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -6,27 +6,33 @@ Chapters import it; it never imports a chapter. The core contract:
 - :func:`causal_mask`, :func:`padding_mask`: boolean masks, ``True`` = may attend (``attn.masks``)
 - :class:`AdditiveAttention`, :class:`DotAttention`, :class:`GeneralAttention` and the GRU encoder-decoder
   :class:`Seq2Seq` that learns to align (``attn.additive``)
+- :func:`content_addressing` and the end-to-end memory network :class:`MemN2N` (``attn.memn2n``)
 """
 
 from attn.additive import AdditiveAttention, DotAttention, GeneralAttention, Seq2Seq, Seq2SeqConfig
 from attn.functional import (
     additive_scores,
     attend,
+    content_addressing,
     cosine_scores,
     dot_product_scores,
     scaled_dot_product_attention,
     softmax,
 )
 from attn.masks import causal_mask, padding_mask
+from attn.memn2n import MemN2N, MemN2NConfig
 
 __all__ = [
     "AdditiveAttention",
     "DotAttention",
     "GeneralAttention",
+    "MemN2N",
+    "MemN2NConfig",
     "Seq2Seq",
     "Seq2SeqConfig",
     "additive_scores",
     "attend",
+    "content_addressing",
     "causal_mask",
     "cosine_scores",
     "dot_product_scores",

@@ -126,6 +126,32 @@ def cosine_scores(query: torch.Tensor, key: torch.Tensor, eps: float = 1e-8) -> 
     return q @ k.transpose(-2, -1)
 
 
+def content_addressing(
+    key: torch.Tensor, memory: torch.Tensor, strength: float | torch.Tensor = 1.0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Content-based addressing (Graves et al. 2014, eqs. 5-6; the DNC's ``C(M, k, β)``): ``w_i ∝ exp(β cos(k, M_i))``.
+
+    key ``(..., d)``, memory ``(..., M, d)``, strength β >= 0 (a number or a one-element tensor) -> the read
+    vector ``Σ_i w_i M_i`` ``(..., d)`` and the weights ``(..., M)``. β = 0 reads the mean of all rows; a large
+    β reads the row most similar to the key.
+    """
+    _require_tensor("key", key, 1)
+    _require_tensor("memory", memory, 2)
+    if key.shape[-1] != memory.shape[-1]:
+        raise ValueError(
+            f"key and memory rows must have the same size d, got key {_shape(key)} and memory {_shape(memory)}"
+        )
+    if isinstance(strength, torch.Tensor):
+        if strength.numel() != 1 or not bool(torch.isfinite(strength).all()) or bool((strength < 0).any()):
+            shown = strength.item() if strength.numel() == 1 else f"a tensor of shape {_shape(strength)}"
+            raise ValueError(f"strength must be one finite number >= 0, got {shown}")
+    elif _finite_number("strength", strength) < 0:
+        raise ValueError(f"strength must be >= 0, got {strength}")
+    scores = cosine_scores(key.unsqueeze(-2), memory)  # (..., 1, M)
+    read, weights = attend(scores * strength, memory)  # (..., 1, d), (..., 1, M)
+    return read.squeeze(-2), weights.squeeze(-2)
+
+
 def additive_scores(
     query: torch.Tensor, key: torch.Tensor, W_q: torch.Tensor, W_k: torch.Tensor, v: torch.Tensor
 ) -> torch.Tensor:

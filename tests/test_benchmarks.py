@@ -3,6 +3,7 @@
 import subprocess
 import sys
 
+import pytest
 from notebook_utils import ROOT
 
 
@@ -31,3 +32,22 @@ def test_alignment_benchmark_prints_both_tables():
     header = next(i for i, line in enumerate(lines) if "steps to 95%" in line)
     rows = [line.split() for line in lines[header + 1 :] if line.strip()]
     assert [row[0] for row in rows] == ["additive", "dot", "general", "none"]
+
+
+BABI = ROOT.parent / "shared" / "babi" / "en"
+
+
+@pytest.mark.skipif(not BABI.is_dir(), reason=f"the real bAbI 1k files are not at {BABI}")
+def test_babi_table_benchmark_prints_its_tables():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "babi_table.py"), "--quick", "--jobs", "1"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    hop = next(line for line in out.splitlines() if line.strip().startswith("memory_read")).split()
+    ours, theirs, ratio = float(hop[-3]), float(hop[-2]), float(hop[-1])
+    assert ours > 0 and theirs > 0 and ratio == pytest.approx(ours / theirs, rel=0.05, abs=0.01)
+    assert "MemN2N training step" in out
+    rows = [line for line in out.splitlines() if line.startswith("| 1 |") or line.startswith("| 16 |")]
+    assert len(rows) == 2 and "| mean |" in out and "failed tasks" in out

@@ -18,7 +18,7 @@ def test_book_builds_with_warnings_as_errors(tmp_path):
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     html = tmp_path / "_build" / "html"
     pages = ("index.html", "book/intro.html", "book/instructors.html", "notebooks/01_softmax.html",
-             "notebooks/02_alignment.html")  # fmt: skip
+             "notebooks/02_alignment.html", "notebooks/03_memory_networks.html")  # fmt: skip
     for page in pages:
         assert (html / page).is_file(), page
     chapter = (html / "notebooks/01_softmax.html").read_text()
@@ -28,3 +28,5 @@ def test_book_builds_with_warnings_as_errors(tmp_path):
     alignment = (html / "notebooks/02_alignment.html").read_text()
     assert "Learning to align" in alignment and "Bahdanau" in alignment
     assert "data:image/png" in alignment or "_images/" in alignment
+    memory = (html / "notebooks/03_memory_networks.html").read_text()
+    assert "Memory networks" in memory and "Sukhbaatar" in memory and "Weston" in memory

@@ -427,3 +427,43 @@ def test_shape_broadcasting_agrees_with_torch(a, b):
     except RuntimeError:
         expected = None
     assert _broadcast_shapes(tuple(a), tuple(b)) == expected
+
+
+def test_content_addressing_is_the_ntm_equation_written_out():
+    g = torch.Generator().manual_seed(4)
+    key, memory = torch.randn(3, 5, generator=g), torch.randn(3, 6, 5, generator=g)
+    read, w = attn.content_addressing(key, memory, 3.0)
+    for b in range(3):
+        cos = torch.stack([F.cosine_similarity(key[b], row, dim=0) for row in memory[b]])
+        expected = torch.exp(3.0 * cos) / torch.exp(3.0 * cos).sum()
+        assert torch.allclose(w[b], expected, atol=1e-6)
+        assert torch.allclose(read[b], expected @ memory[b], atol=1e-6)
+
+
+def test_content_addressing_sharpness_runs_from_uniform_to_one_row():
+    memory = torch.tensor([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])
+    _, uniform = attn.content_addressing(torch.tensor([1.0, 0.2]), memory, 0.0)
+    assert torch.allclose(uniform, torch.full((3,), 1 / 3))
+    _, sharp = attn.content_addressing(torch.tensor([1.0, 0.2]), memory, 200.0)
+    assert sharp.argmax() == 0 and sharp[0] > 0.999
+    beta = torch.tensor(2.0, requires_grad=True)  # a learned sharpness gets a gradient
+    attn.content_addressing(torch.tensor([1.0, 0.2]), memory, beta)[1][0].backward()
+    assert beta.grad is not None and beta.grad > 0
+
+
+@given(st.floats(0, 50), st.integers(0, 1000))
+def test_content_addressing_weights_sum_to_one(strength, seed):
+    g = torch.Generator().manual_seed(seed)
+    _, w = attn.content_addressing(torch.randn(4, generator=g), torch.randn(7, 4, generator=g), strength)
+    assert torch.isclose(w.sum(), torch.tensor(1.0), atol=1e-5) and (w >= 0).all()
+
+
+def test_content_addressing_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="strength must be >= 0, got -1"):
+        attn.content_addressing(torch.ones(2), torch.ones(3, 2), -1)
+    with pytest.raises(ValueError, match="strength must be one finite number >= 0, got a tensor of shape \\(2,\\)"):
+        attn.content_addressing(torch.ones(2), torch.ones(3, 2), torch.ones(2))
+    with pytest.raises(ValueError, match="strength must be one finite number >= 0, got nan"):
+        attn.content_addressing(torch.ones(2), torch.ones(3, 2), torch.tensor(float("nan")))
+    with pytest.raises(ValueError, match=r"key and memory rows must have the same size d, got key \(3,\) and memory"):
+        attn.content_addressing(torch.ones(3), torch.ones(3, 2), 1.0)

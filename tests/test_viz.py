@@ -7,8 +7,16 @@ import torch  # noqa: E402
 
 import attn  # noqa: E402
 from attn.additive import Translation  # noqa: E402
-from attn.viz import bar_weights, heatmap, lookup_figure  # noqa: E402
-from attn.viz.widgets import lookup_panel, snapshot_panel, softmax_panel, translation_panel  # noqa: E402
+from attn.memn2n import Answer  # noqa: E402
+from attn.viz import bar_weights, heatmap, hop_heatmap, lookup_figure  # noqa: E402
+from attn.viz.widgets import (  # noqa: E402
+    addressing_panel,
+    lookup_panel,
+    memory_panel,
+    snapshot_panel,
+    softmax_panel,
+    translation_panel,
+)
 
 
 def test_heatmap_labels_and_values():
@@ -122,3 +130,55 @@ def test_translation_panel_shows_translation_unknown_words_and_errors():
     assert "the sentence is empty" in readout.value and len(image.value) == 0
     with pytest.raises(ValueError, match="examples must hold at least one sentence"):
         translation_panel(fake_translate, [])
+
+
+def test_hop_heatmap_has_a_column_per_hop_and_marks_support():
+    weights = torch.tensor([[0.5, 0.5, 0.0], [0.0, 0.1, 0.9]])  # (K=2, M=3)
+    ax = hop_heatmap(weights, ["a b", "<c>", "d"], supporting=[2])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["hop 1", "hop 2"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a b", "<c>", "★ d"]
+    assert "0.90" in [t.get_text() for t in ax.texts]
+    with pytest.raises(ValueError, match=r"sentences has 2 labels but the weights have 3 memories"):
+        hop_heatmap(weights, ["a", "b"])
+    with pytest.raises(ValueError, match=r"supporting indices \[3\] are outside the 3 sentences"):
+        hop_heatmap(weights, ["a", "b", "c"], supporting=[3])
+    plt.close("all")
+
+
+def test_addressing_panel_sharpens_with_the_slider():
+    memory = torch.tensor([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
+    panel = addressing_panel(torch.tensor([1.0, 0.0]), memory, ["x", "<y>", "z"], strength=0.0)
+    slider, readout, image = panel.children
+    assert readout.value.count("0.333") == 3 and "&lt;y&gt;" in readout.value and image.value[:4] == b"\x89PNG"
+    slider.value = 50.0
+    _, w = attn.content_addressing(torch.tensor([1.0, 0.0]), memory, 50.0)
+    assert f"{w[0].item():.3f}" in readout.value and w[0] > 0.99
+    with pytest.raises(ValueError, match=r"need key \(d,\), memory \(M, d\) and M labels"):
+        addressing_panel(torch.ones(3), memory, ["x", "y", "z"])
+    with pytest.raises(ValueError, match=r"strength must be a number in \[0, 50\]"):
+        addressing_panel(torch.ones(2), memory, ["x", "y", "z"], strength=-1)
+
+
+def test_memory_panel_answers_typed_stories_and_shows_errors():
+    asked = []
+
+    def answer(sentences, question):
+        asked.append((list(sentences), question))
+        if not question.strip():
+            raise ValueError("the question '' has no words")
+        M = len(sentences)
+        return Answer("<b>", 0.75, [s.lower() for s in sentences], torch.full((3, M), 1 / M), ["zorg"], [])
+
+    panel = memory_panel(answer, [(["Mary went home.", "John left."], "Where is Mary?"), (["Bob ran."], "Who ran?")])
+    choose, story, question, readout, image = panel.children
+    assert asked[-1] == (["Mary went home.", "John left."], "Where is Mary?")
+    assert "&lt;b&gt;" in readout.value and "0.75" in readout.value and "zorg" in readout.value
+    assert image.value[:4] == b"\x89PNG"
+    choose.value = 1
+    assert asked[-1] == (["Bob ran."], "Who ran?") and question.value == "Who ran?"
+    story.value = "Greg is a frog.\n\nBrian is a frog."
+    assert asked[-1][0] == ["Greg is a frog.", "Brian is a frog."]  # blank lines are skipped
+    question.value = " "
+    assert "has no words" in readout.value and image.value == b""
+    with pytest.raises(ValueError, match="at least one"):
+        memory_panel(answer, [])

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
 
-__all__ = ["heatmap", "bar_weights", "lookup_figure"]
+__all__ = ["heatmap", "hop_heatmap", "bar_weights", "lookup_figure"]
 
 CMAP = "viridis"  # perceptually uniform and colour-blind safe
 
@@ -72,6 +72,29 @@ def heatmap(
         ax.set_title(title)
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return ax
+
+
+def hop_heatmap(
+    hop_attention: torch.Tensor,
+    sentences: Sequence[str],
+    *,
+    supporting: Sequence[int] = (),
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """A memory network's ``(K, M)`` attention, one column per hop and one row per story sentence (oldest at
+    the top); the ``supporting`` sentences (indices) are marked with ``★``."""
+    weights = _as_2d("hop_attention", hop_attention)
+    K, M = weights.shape
+    _check_labels("sentences", sentences, M, "memories (columns of hop_attention)")
+    bad = [i for i in supporting if not 0 <= i < M]
+    if bad:
+        raise ValueError(f"supporting indices {bad} are outside the {M} sentences")
+    labels = [("★ " if i in supporting else "") + s for i, s in enumerate(sentences)]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.7 * K + 3.5, 0.32 * M + 1.2))
+    return heatmap(weights.T, [f"hop {k + 1}" for k in range(K)], labels, ax=ax, title=title, vmax=1.0,
+                   xlabel="", ylabel="memory (story sentence)")  # fmt: skip
 
 
 def bar_weights(

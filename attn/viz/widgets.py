@@ -15,10 +15,18 @@ import torch
 from matplotlib.figure import Figure
 
 from attn.additive import Translation
-from attn.functional import dot_product_scores, softmax
-from attn.viz.plots import bar_weights, heatmap, lookup_figure
+from attn.functional import content_addressing, dot_product_scores, softmax
+from attn.memn2n.train import Answer
+from attn.viz.plots import bar_weights, heatmap, hop_heatmap, lookup_figure
 
-__all__ = ["softmax_panel", "lookup_panel", "snapshot_panel", "translation_panel"]
+__all__ = [
+    "softmax_panel",
+    "lookup_panel",
+    "snapshot_panel",
+    "translation_panel",
+    "addressing_panel",
+    "memory_panel",
+]
 
 
 def _png(draw: Callable[[Figure], None], size: tuple[float, float]) -> bytes:
@@ -188,3 +196,69 @@ def translation_panel(
         return png, readout
 
     return _panel([choose, text], render)
+
+
+def addressing_panel(
+    key: torch.Tensor, memory: torch.Tensor, labels: Sequence[str], strength: float = 1.0
+) -> widgets.VBox:
+    """A sharpness slider β over content addressing ``w = softmax(β cos(key, M_i))``: uniform at β = 0,
+    one memory row as β grows."""
+    key, memory = torch.as_tensor(key, dtype=torch.float32), torch.as_tensor(memory, dtype=torch.float32)
+    if key.dim() != 1 or memory.dim() != 2 or memory.shape[1] != key.shape[0] or len(labels) != memory.shape[0]:
+        raise ValueError(
+            f"need key (d,), memory (M, d) and M labels, got key {tuple(key.shape)}, memory "
+            f"{tuple(memory.shape)} and {len(labels)} labels"
+        )
+    if isinstance(strength, bool) or not isinstance(strength, (int, float)) or not 0 <= strength <= 50:
+        raise ValueError(f"strength must be a number in [0, 50] (the slider's range), got {strength!r}")
+    slider = widgets.FloatSlider(value=strength, min=0.0, max=50.0, step=0.5, description="sharpness β",
+                                 style={"description_width": "initial"})  # fmt: skip
+
+    def render() -> tuple[bytes, str]:
+        _, w = content_addressing(key, memory, slider.value)
+        title = f"w = softmax({slider.value:g} · cos(k, M_i))"
+        png = _png(lambda fig: bar_weights(w, labels, ax=fig.add_subplot(), title=title), (4.8, 2.6))
+        return png, _weights_table(labels, w)
+
+    return _panel([slider], render)
+
+
+def memory_panel(
+    answer: Callable[[Sequence[str], str], Answer], stories: Sequence[tuple[Sequence[str], str]]
+) -> widgets.VBox:
+    """Pick a story or type one (a sentence per line) and a question: the answer and each hop's attention.
+
+    ``answer(sentences, question)`` returns an :class:`attn.memn2n.Answer`; unknown words are named, and a
+    ``ValueError`` (an empty story or question) is shown as a message, never raised.
+    """
+    if not stories:
+        raise ValueError("stories must hold at least one (sentences, question) pair for the drop-down")
+    names = [f"{i + 1}: {question}" for i, (_, question) in enumerate(stories)]
+    choose = widgets.Dropdown(options=list(zip(names, range(len(stories)), strict=True)), value=0,
+                              description="story", layout={"width": "95%"})  # fmt: skip
+    story = widgets.Textarea(value="\n".join(stories[0][0]), description="story", rows=8,
+                             continuous_update=False, layout={"width": "95%"})  # fmt: skip
+    question = widgets.Text(value=stories[0][1], description="question", continuous_update=False,
+                            layout={"width": "95%"})  # fmt: skip
+
+    def pick(change: dict) -> None:
+        sentences, asked = stories[change["new"]]
+        story.value, question.value = "\n".join(sentences), asked
+
+    choose.observe(pick, names="value")
+
+    def render() -> tuple[bytes, str]:
+        try:
+            result = answer([line for line in story.value.splitlines() if line.strip()], question.value)
+        except ValueError as error:
+            return b"", f"<span style='color:#b00'>{html.escape(str(error))}</span>"
+        readout = f"answer: <b>{html.escape(result.answer)}</b> (p = {result.probability:.2f})"
+        if result.unknown:
+            words = ", ".join(html.escape(w) for w in result.unknown)
+            readout += f"<br><i>not in the vocabulary, read as &lt;unk&gt;: {words}</i>"
+        K, M = result.hop_attention.shape
+        size = (0.7 * K + 0.09 * max(len(s) for s in result.sentences) + 2.5, 0.32 * M + 1.4)
+        png = _png(lambda fig: hop_heatmap(result.hop_attention, result.sentences, ax=fig.add_subplot()), size)
+        return png, readout
+
+    return _panel([choose, story, question], render)

@@ -1,0 +1,28 @@
+"""End-To-End Memory Networks (Sukhbaatar et al. 2015): the model, its training, and ``python -m attn.memn2n``."""
+
+from attn.memn2n.model import MemN2N, MemN2NConfig, MemN2NOutput, memory_read, position_encoding, time_index
+from attn.memn2n.train import (
+    Answer,
+    MemN2NHistory,
+    MemN2NRun,
+    evaluate,
+    split_valid,
+    support_attention,
+    train_memn2n,
+)
+
+__all__ = [
+    "Answer",
+    "MemN2N",
+    "MemN2NConfig",
+    "MemN2NHistory",
+    "MemN2NOutput",
+    "MemN2NRun",
+    "evaluate",
+    "memory_read",
+    "position_encoding",
+    "split_valid",
+    "support_attention",
+    "time_index",
+    "train_memn2n",
+]

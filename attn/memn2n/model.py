@@ -1,0 +1,179 @@
+"""End-To-End Memory Networks (Sukhbaatar et al. 2015): soft attention over memories, read hop after hop.
+
+The four parts of a memory network (Weston et al. 2015): **I**nput turns each sentence into a memory vector
+(bag of words or position encoding, plus a temporal encoding); **G**eneralization writes them into the memory
+(here: the most recent sentences, unchanged); **O**utput reads the memory with soft attention, once per hop,
+updating the controller state ``u``; **R**esponse turns the final state into an answer word.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from attn.functional import attend
+from attn.masks import padding_mask
+
+__all__ = ["MemN2NConfig", "MemN2NOutput", "MemN2N", "position_encoding", "memory_read", "time_index"]
+
+ENCODINGS = ("bow", "position")
+
+
+@dataclass(frozen=True)
+class MemN2NConfig:
+    """Sizes and options of :class:`MemN2N`; the defaults are the paper's bAbI 1k settings (§4.2)."""
+
+    vocab_size: int
+    d: int = 20  # embedding size
+    hops: int = 3  # K
+    memory_size: int = 50  # rows of the temporal tables: the most recent sentences kept
+    encoding: str = "position"  # "bow" (eq. 4's plain sum) or "position" (§4.1's l_j weights)
+    temporal: bool = True  # temporal encoding T_A(i), T_C(i) (§4.1)
+    init_std: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d", "hops", "memory_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if self.encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be one of {ENCODINGS}, got {self.encoding!r}")
+
+
+@dataclass
+class MemN2NOutput:
+    """``logits (B, V)`` over the vocabulary and ``hop_attention (B, K, M)``: hop k's weights over memories."""
+
+    logits: torch.Tensor
+    hop_attention: torch.Tensor
+
+
+def position_encoding(lengths: torch.Tensor, J: int, d: int) -> torch.Tensor:
+    """§4.1's weight of embedding dimension k for word j of a J-word sentence: ``(...,) -> (..., J, d)``.
+
+    Centred as in the authors' code, ``l_kj = 1 + 4 (k - (d+1)/2) (j - (J+1)/2) / (d J)``, which is about twice
+    the paper's printed ``(1 - j/J) - (k/d)(1 - 2j/J)``: every weight is near 1 (a bag of words) and tilts
+    with the word's place. (The printed form, at half the scale, leaves basic induction, task 16, at ~50 %
+    error here.) ``J`` is the padded width; each sentence uses its own length (``lengths``); padding gets 0.
+    """
+    J_s = lengths.clamp_min(1).unsqueeze(-1).unsqueeze(-1).float()  # (..., 1, 1)
+    j = torch.arange(1, J + 1, dtype=torch.float).unsqueeze(-1)  # (J, 1)
+    k = torch.arange(1, d + 1, dtype=torch.float)  # (d,)
+    weights = 1 + 4 * (k - (d + 1) / 2) * (j - (J_s + 1) / 2) / (d * J_s)  # (..., J, d)
+    return weights * (j <= J_s)  # (..., J, d): zero past each sentence's end
+
+
+def memory_read(
+    u: torch.Tensor, m: torch.Tensor, c: torch.Tensor, mask: torch.Tensor, linear: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One hop, eqs. 1-2: ``p_i = softmax(uᵀ m_i)``, ``o = Σ_i p_i c_i`` -> ``(o (B, d), p (B, M))``.
+
+    u ``(B, d)``, memories m and c ``(B, M, d)``, mask ``(B, M)`` (``True`` = a real memory). ``linear=True``
+    drops the softmax (the paper's linear start, §4.2): p is the raw score, still 0 on padded memories.
+    """
+    scores = (m @ u.unsqueeze(-1)).squeeze(-1)  # (B, M)
+    if linear:
+        p = scores.masked_fill(~mask, 0.0)  # (B, M)
+        return (p.unsqueeze(-1) * c).sum(-2), p
+    o, p = attend(scores.unsqueeze(-2), c, mask.unsqueeze(-2))  # (B, 1, d), (B, 1, M)
+    return o.squeeze(-2), p.squeeze(-2)
+
+
+def time_index(
+    lengths: torch.Tensor, M: int, noise: float = 0.0, generator: torch.Generator | None = None
+) -> torch.Tensor:
+    """Row of the temporal table for each memory slot: 0 for the most recent sentence, counting back.
+
+    ``noise > 0`` (the paper's random noise, §4.2) spreads the sentences out as if a fraction ``noise`` of
+    empty memories had been inserted between them at random, so the model cannot rely on exact offsets.
+    """
+    i = torch.arange(M)  # (M,)
+    valid = i < lengths.unsqueeze(-1)  # (B, M)
+    t = (lengths.unsqueeze(-1) - 1 - i).clamp_min(0)  # (B, M)
+    if noise > 0:
+        blanks = (torch.rand(valid.shape, generator=generator) < noise) & valid  # an empty memory just after slot i
+        t = t + blanks.flip(-1).cumsum(-1).flip(-1)  # (B, M): + the blanks from slot i to the newest
+    return t
+
+
+class MemN2N(nn.Module):
+    """End-to-end memory network with adjacent weight tying (§2.2): ``A^{k+1} = C^k``, ``B = A^1``, ``Wᵀ = C^K``.
+
+    ``forward(story (B, M, J), query (B, J), lengths (B,))`` -> :class:`MemN2NOutput`. Word id 0 is padding
+    (its embedding is fixed at zero); slots past ``lengths[b]`` are padded memories and get weight 0.
+    """
+
+    def __init__(self, config: MemN2NConfig):
+        super().__init__()
+        self.config = config
+        K, V, d = config.hops, config.vocab_size, config.d
+        # E[0] = B = A^1, E[k] = C^k = A^{k+1}, E[K] = C^K = Wᵀ: K + 1 tables instead of 2K + 2.
+        self.E = nn.ModuleList(nn.Embedding(V, d, padding_idx=0) for _ in range(K + 1))
+        self.T = nn.ModuleList(nn.Embedding(config.memory_size, d) for _ in range(K + 1)) if config.temporal else None
+        for table in [*self.E, *(self.T or [])]:
+            nn.init.normal_(table.weight, std=config.init_std)
+        self.register_buffer("_null", torch.zeros(1, dtype=torch.long), persistent=False)
+        for table in self.E:
+            with torch.no_grad():
+                table.weight[0].zero_()  # the null word
+
+    def encode(self, k: int, words: torch.Tensor) -> torch.Tensor:
+        """Sentence vectors ``Σ_j l_j ⊙ E_k x_j`` (eq. 4 with §4.1's weights): ``(..., J) -> (..., d)``."""
+        x = self.E[k](words)  # (..., J, d)
+        if self.config.encoding == "position":
+            x = x * position_encoding((words != 0).sum(-1), words.shape[-1], self.config.d)
+        return x.sum(-2)  # (..., d)
+
+    def forward(
+        self,
+        story: torch.Tensor,
+        query: torch.Tensor,
+        lengths: torch.Tensor,
+        *,
+        time: torch.Tensor | None = None,
+        linear: bool = False,
+    ) -> MemN2NOutput:
+        B, M, J = _check_inputs(story, query, lengths, self.config)
+        mask = padding_mask(lengths, M)  # (B, M)
+        memories = [self.encode(k, story) for k in range(self.config.hops + 1)]  # K+1 of (B, M, d)
+        if time is not None and (time.shape != (B, M) or time.dtype != torch.long or bool((time < 0).any())):
+            raise ValueError(
+                f"time must be a (B, M) = ({B}, {M}) long tensor >= 0, got {time.dtype} {tuple(time.shape)}"
+            )
+        if self.T is not None:
+            time = time_index(lengths, M) if time is None else time.clamp_max(self.config.memory_size - 1)
+            memories = [mem + T(time) for mem, T in zip(memories, self.T, strict=True)]
+        u = self.encode(0, query)  # (B, d)
+        attention = []
+        for k in range(self.config.hops):
+            o, p = memory_read(u, memories[k], memories[k + 1], mask, linear)  # m_i from A^k, c_i from C^k
+            u = u + o  # eq. 5's adjacent form: u^{k+1} = u^k + o^k
+            attention.append(p)
+        logits = u @ self.E[-1].weight.T  # (B, V): a = softmax(W(o^K + u^K)), eq. 3
+        logits = logits.index_fill(-1, self._null, float("-inf"))  # the null word is no answer: W's row 0 stays 0
+        return MemN2NOutput(logits, torch.stack(attention, dim=1))  # (B, V), (B, K, M)
+
+
+def _check_inputs(story: torch.Tensor, query: torch.Tensor, lengths: torch.Tensor, config: MemN2NConfig):
+    for name, t, dims in (("story", story, 3), ("query", query, 2), ("lengths", lengths, 1)):
+        if not isinstance(t, torch.Tensor) or t.dim() != dims or t.dtype != torch.long:
+            got = f"{t.dtype} tensor of shape {tuple(t.shape)}" if isinstance(t, torch.Tensor) else type(t).__name__
+            raise ValueError(f"{name} must be a {dims}-d long tensor, got {got}")
+    B, M, J = story.shape
+    if query.shape[0] != B or lengths.shape[0] != B:
+        raise ValueError(
+            f"story, query and lengths must share the batch size, got story {tuple(story.shape)}, "
+            f"query {tuple(query.shape)}, lengths {tuple(lengths.shape)}"
+        )
+    if M > config.memory_size:
+        raise ValueError(f"story has {M} memory slots but the model keeps at most memory_size={config.memory_size}")
+    if bool((lengths < 0).any()) or bool((lengths > M).any()):
+        raise ValueError(f"lengths must lie in [0, {M}] (story {tuple(story.shape)}), got {lengths.tolist()}")
+    for name, t in (("story", story), ("query", query)):
+        if t.numel() and (int(t.min()) < 0 or int(t.max()) >= config.vocab_size):
+            raise ValueError(
+                f"{name} has word ids outside [0, {config.vocab_size}): min {int(t.min())}, max {int(t.max())}"
+            )
+    return B, M, J

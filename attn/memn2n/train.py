@@ -1,0 +1,235 @@
+"""Training MemN2N the paper's way (Sukhbaatar et al. 2015, §4.2): SGD, linear start, random noise."""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from attn.data.babi import MEMORY_SIZE, BabiTensors, Example, build_vocab, tokenize, vectorize
+from attn.data.vocab import UNK, Vocab
+from attn.memn2n.model import MemN2N, MemN2NConfig, time_index
+from attn.train import seeded
+
+UNK_ID = Vocab([]).index[UNK]
+
+__all__ = ["Answer", "MemN2NHistory", "MemN2NRun", "split_valid", "evaluate", "support_attention", "train_memn2n"]
+
+
+@dataclass
+class MemN2NHistory:
+    """One dict per epoch (phase, lr, train/valid loss and error), the epoch whose weights were kept (lowest
+    validation error, then loss, in the softmax phase) and the seconds spent training."""
+
+    epochs: list[dict[str, Any]] = field(default_factory=list)
+    best_epoch: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class Answer:
+    """The model's answer to one story: the word, its probability, the sentences it kept in memory (oldest
+    first), the attention of every hop over them ``(K, M)``, the words it did not know and the supporting
+    sentences' indices (if the story came with them)."""
+
+    answer: str
+    probability: float
+    sentences: list[str]
+    hop_attention: torch.Tensor
+    unknown: list[str]
+    supporting: list[int]
+
+
+@dataclass
+class MemN2NRun:
+    """A trained model with its vocabulary and training history."""
+
+    model: MemN2N
+    vocab: Vocab
+    history: MemN2NHistory
+
+    def tensors(self, exs: Sequence[Example]) -> BabiTensors:
+        """``exs`` vectorised with this run's vocabulary and memory size."""
+        return vectorize(exs, self.vocab, self.model.config.memory_size)
+
+    def error(self, exs: Sequence[Example]) -> float:
+        """Fraction of ``exs`` answered wrongly."""
+        return evaluate(self.model, self.tensors(exs))["error"]
+
+    def answer(self, sentences: Sequence[str], question: str) -> Answer:
+        """Answer ``question`` about the story ``sentences`` (plain text, oldest first)."""
+        story = tuple(tokenize(s) for s in sentences if tokenize(s))
+        query = tokenize(question)
+        if not story:
+            raise ValueError("the story has no words: give at least one sentence")
+        if not query:
+            raise ValueError(f"the question {question!r} has no words")
+        return self.read(Example(story, tuple(range(1, len(story) + 1)), query, ("?",), ()))
+
+    def read(self, example: Example) -> Answer:
+        """The model's answer to one example, with each hop's attention over the sentences it kept."""
+        known = set(self.vocab.tokens)
+        unknown = sorted({w for s in (*example.story, example.question) for w in s if w not in known})
+        batch = vectorize([example], self.vocab, self.model.config.memory_size)
+        with torch.no_grad():
+            out = self.model(batch.story, batch.query, batch.lengths)
+        probs = torch.softmax(out.logits[0], -1)
+        best = int(probs.argmax())
+        kept = [" ".join(s) for s in example.story[len(example.story) - int(batch.lengths[0]) :]]
+        supporting = [int(i) for i in batch.supporting[0] if i >= 0]
+        return Answer(self.vocab.tokens[best], float(probs[best]), kept, out.hop_attention[0], unknown, supporting)
+
+
+def support_attention(hop_attention: torch.Tensor, supporting: torch.Tensor) -> torch.Tensor:
+    """Mean attention each hop puts on the supporting sentences: ``(N, K, M), (N, S) -> (K,)``.
+
+    ``supporting`` holds memory slots, -1 for none (as :func:`attn.data.babi.vectorize` returns them).
+    """
+    N, K, M = hop_attention.shape
+    if supporting.dim() != 2 or supporting.shape[0] != N:
+        raise ValueError(f"supporting must be (N={N}, S), got {tuple(supporting.shape)}")
+    slots = supporting.clamp_min(0).unsqueeze(1).expand(N, K, -1)  # (N, K, S)
+    on_support = hop_attention.gather(2, slots) * (supporting >= 0).unsqueeze(1)  # (N, K, S)
+    return on_support.sum(-1).mean(0)  # (K,)
+
+
+def split_valid(exs: Sequence[Example], fraction: float = 0.1, seed: int = 0) -> tuple[list[Example], list[Example]]:
+    """Hold out a random ``fraction`` of ``exs`` for validation (the paper holds out 10 %)."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"fraction must be in (0, 1), got {fraction}")
+    order = np.random.default_rng(seed).permutation(len(exs))
+    n_valid = max(1, round(len(exs) * fraction))
+    return [exs[i] for i in order[n_valid:]], [exs[i] for i in order[:n_valid]]
+
+
+def evaluate(
+    model: MemN2N, data: BabiTensors, *, linear: bool = False, batch_size: int = 1000, unk: int = UNK_ID
+) -> dict[str, Any]:
+    """Mean cross-entropy, error rate and predicted word ids of ``model`` on ``data``.
+
+    A question whose answer the vocabulary does not know (it became ``<unk>``) counts as wrong, whatever the
+    model predicts.
+    """
+    model.eval()
+    losses, predictions = [], []
+    with torch.no_grad():
+        for start in range(0, len(data), batch_size):
+            b = data[start : start + batch_size]
+            logits = model(b.story, b.query, b.lengths, linear=linear).logits
+            losses.append(nn.functional.cross_entropy(logits, b.answer, reduction="sum"))
+            predictions.append(logits.argmax(-1))
+    predicted = torch.cat(predictions)
+    return {
+        "loss": float(sum(losses)) / len(data),
+        "error": float(((predicted != data.answer) | (data.answer == unk)).float().mean()),
+        "predictions": predicted,
+    }
+
+
+def _check_recipe(**values: float) -> None:
+    """Counts must be ints (``epochs``, ``batch_size``, ``decay_every`` >= 1; ``linear_start`` >= 0), rates
+    positive numbers, ``noise`` in [0, 1)."""
+    for name, value in values.items():
+        if name in ("epochs", "batch_size", "decay_every", "linear_start"):
+            low = 0 if name == "linear_start" else 1
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
+            expected = f"an int >= {low}"
+        elif name == "noise":
+            ok, expected = isinstance(value, (int, float)) and 0 <= value < 1, "a number in [0, 1)"
+        else:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
+            expected = "a positive number"
+        if not ok:
+            raise ValueError(f"{name} must be {expected}, got {value!r}")
+
+
+def train_memn2n(
+    train: Sequence[Example],
+    valid: Sequence[Example] | None = None,
+    *,
+    epochs: int = 100,
+    linear_start: int = 20,
+    batch_size: int = 32,
+    lr: float = 0.01,
+    linear_lr: float = 0.005,
+    decay_every: int = 25,
+    max_grad_norm: float = 40.0,
+    noise: float = 0.1,
+    seed: int = 0,
+    vocab: Vocab | None = None,
+    progress: bool = True,
+    **config: Any,
+) -> MemN2NRun:
+    """Train a :class:`MemN2N` with the paper's recipe (§4.2), seeded; keep the best validation epoch.
+
+    Without ``valid``, 10 % of ``train`` is held out (the same questions for every ``seed``, so that runs differ
+    only in their initial weights, batch order and noise). ``linear_start`` epochs first run without the softmax
+    at ``linear_lr`` (as in the authors' code: 20 epochs at 0.005), then ``epochs`` epochs with it at ``lr``,
+    halved every ``decay_every`` epochs. SGD, batches of 32, gradient norm clipped at 40, ``noise`` = the
+    fraction of random empty memories for the temporal encoding. ``config`` sets :class:`MemN2NConfig` fields.
+    """
+    _check_recipe(epochs=epochs, linear_start=linear_start, batch_size=batch_size, decay_every=decay_every,
+                  lr=lr, linear_lr=linear_lr, max_grad_norm=max_grad_norm, noise=noise)  # fmt: skip
+    if valid is None:
+        train, valid = split_valid(train, seed=0)
+    if not train or not valid:
+        raise ValueError(f"need training and validation questions, got {len(train)} and {len(valid)}")
+    vocab = vocab or build_vocab(train)
+    memory_size = config.pop("memory_size", MEMORY_SIZE)
+    model_config = MemN2NConfig(len(vocab), memory_size=memory_size, **config)
+    with seeded(seed):
+        model = MemN2N(model_config)
+    data, held_out = vectorize(train, vocab, memory_size), vectorize(valid, vocab, memory_size)
+    rng = np.random.default_rng(seed)
+    noise_generator = torch.Generator().manual_seed(seed)
+    history = MemN2NHistory()
+    best: tuple[float, float] | None = None
+    best_state = None
+    schedule = [("linear", linear_lr)] * linear_start + [
+        ("softmax", lr * 0.5 ** (e // decay_every)) for e in range(epochs)
+    ]
+    bar = tqdm(schedule, disable=not progress, desc="epochs", leave=False)
+    for epoch, (phase, epoch_lr) in enumerate(bar, start=1):
+        start = time.perf_counter()
+        linear = phase == "linear"
+        optimizer = torch.optim.SGD(model.parameters(), lr=epoch_lr)
+        model.train()
+        loss_sum, wrong = 0.0, 0
+        for index in np.array_split(rng.permutation(len(data)), max(1, len(data) // batch_size)):
+            b = data[torch.from_numpy(index)]
+            time_rows = time_index(b.lengths, b.story.shape[1], noise, noise_generator) if noise else None
+            logits = model(b.story, b.query, b.lengths, time=time_rows, linear=linear).logits
+            loss = nn.functional.cross_entropy(logits, b.answer, reduction="sum")
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()  # summed over the batch, as in the authors' code
+            nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+            optimizer.step()
+            loss_sum += loss.item()
+            wrong += int((logits.argmax(-1) != b.answer).sum())
+        history.seconds += time.perf_counter() - start
+        scores = evaluate(model, held_out, linear=linear)
+        record = {
+            "epoch": epoch,
+            "phase": phase,
+            "lr": epoch_lr,
+            "train_loss": loss_sum / len(data),
+            "train_error": wrong / len(data),
+            "valid_loss": scores["loss"],
+            "valid_error": scores["error"],
+        }
+        history.epochs.append(record)
+        bar.set_postfix(valid_error=f"{scores['error']:.3f}")
+        key = (scores["error"], scores["loss"])
+        if not linear and (best is None or key <= best):
+            best, best_state, history.best_epoch = key, copy.deepcopy(model.state_dict()), epoch
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    return MemN2NRun(model, vocab, history)

@@ -1,0 +1,384 @@
+"""MemN2N against its equations written out, its invariants, its errors, training and the command line."""
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attn.data.babi import build_vocab, examples, parse_stories, vectorize
+from attn.data.babi_world import simulate, write_task
+from attn.memn2n import (
+    MemN2N,
+    MemN2NConfig,
+    evaluate,
+    memory_read,
+    position_encoding,
+    split_valid,
+    support_attention,
+    time_index,
+    train_memn2n,
+)
+from attn.memn2n.__main__ import TaskResult, find_reference, main, parse_tasks, pick, read_reference
+from attn.train import seeded
+
+
+def make(seed=0, **kw):
+    config = dict(vocab_size=12, d=8, hops=3, memory_size=6) | kw
+    with seeded(seed):
+        return MemN2N(MemN2NConfig(**config))
+
+
+def random_batch(B=4, M=6, J=5, V=12, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(1, M + 1, (B,), generator=g)
+    words = torch.randint(1, V, (B, M, J), generator=g)
+    word_len = torch.randint(1, J + 1, (B, M), generator=g)
+    story = words * (torch.arange(J) < word_len.unsqueeze(-1)) * (torch.arange(M) < lengths.unsqueeze(-1)).unsqueeze(-1)
+    query = torch.randint(1, V, (B, J), generator=g) * (torch.arange(J) < 3)
+    return story, query, lengths
+
+
+def test_position_encoding_is_the_papers_formula():
+    lengths = torch.tensor([4, 2])
+    pe = position_encoding(lengths, J=5, d=3)
+    for s, J in enumerate(lengths.tolist()):
+        for j in range(1, 6):
+            for k in range(1, 4):
+                expected = 1 + 4 * (k - 2) * (j - (J + 1) / 2) / (3 * J) if j <= J else 0.0
+                assert math.isclose(pe[s, j - 1, k - 1].item(), expected, abs_tol=1e-6)
+
+
+def test_memory_read_matches_torch_sdpa_and_linear_drops_the_softmax():
+    g = torch.Generator().manual_seed(1)
+    u, m, c = torch.randn(3, 5, generator=g), torch.randn(3, 4, 5, generator=g), torch.randn(3, 4, 5, generator=g)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], dtype=torch.bool)
+    o, p = memory_read(u, m, c, mask)
+    ref = F.scaled_dot_product_attention(u[:, None], m, c, attn_mask=mask[:, None], scale=1.0)[:, 0]
+    assert torch.allclose(o, ref, atol=1e-6)
+    assert torch.allclose(p.sum(-1), torch.ones(3)) and (p[~mask] == 0).all()
+    o_lin, p_lin = memory_read(u, m, c, mask, linear=True)
+    scores = torch.einsum("bd,bmd->bm", u, m) * mask
+    assert torch.equal(p_lin, scores) and torch.allclose(o_lin, torch.einsum("bm,bmd->bd", scores, c), atol=1e-6)
+
+
+def reference_forward(model, story, query, lengths):
+    """Eqs. 1-5 with untied names, one example at a time, loops instead of batching."""
+    cfg, K = model.config, model.config.hops
+    A = [model.E[k].weight for k in range(K)]  # A^{k+1} = C^k
+    C = [model.E[k + 1].weight for k in range(K)]
+    B_, W = model.E[0].weight, model.E[K].weight
+    out_logits, out_att = [], []
+    for b in range(story.shape[0]):
+        n = int(lengths[b])
+
+        def embed(table, words):
+            J = int((words != 0).sum())
+            vec = torch.zeros(cfg.d)
+            for j, w in enumerate(words.tolist(), start=1):
+                if w:
+                    lj = torch.tensor(
+                        [1 + 4 * (k - (cfg.d + 1) / 2) * (j - (J + 1) / 2) / (cfg.d * J) for k in range(1, cfg.d + 1)]
+                    )
+                    vec = vec + lj * table[w]
+            return vec
+
+        u = embed(B_, query[b])
+        hops = []
+        for k in range(K):
+            m = torch.stack([embed(A[k], story[b, i]) + model.T[k].weight[n - 1 - i] for i in range(n)])
+            c = torch.stack([embed(C[k], story[b, i]) + model.T[k + 1].weight[n - 1 - i] for i in range(n)])
+            p = torch.softmax(m @ u, 0)
+            u = u + p @ c
+            hops.append(F.pad(p, (0, story.shape[1] - n)))
+        out_logits.append((W @ u).index_fill(0, torch.tensor([0]), float("-inf")))  # the null word
+        out_att.append(torch.stack(hops))
+    return torch.stack(out_logits), torch.stack(out_att)
+
+
+def test_forward_matches_the_equations_written_out():
+    model = make()
+    story, query, lengths = random_batch()
+    out = model(story, query, lengths)
+    logits, attention = reference_forward(model, story, query, lengths)
+    assert torch.allclose(out.logits, logits, atol=1e-5)
+    assert torch.allclose(out.hop_attention, attention, atol=1e-6)
+    assert out.hop_attention.shape == (4, 3, 6)
+
+
+def test_adjacent_tying_has_k_plus_one_tables_and_a_fixed_null_word():
+    model = make(hops=3)
+    V, d, M = 12, 8, 6
+    assert sum(p.numel() for p in model.parameters()) == 4 * V * d + 4 * M * d
+    assert all((table.weight[0] == 0).all() for table in model.E)
+    story, query, lengths = random_batch()
+    F.cross_entropy(model(story, query, lengths).logits, torch.arange(4)).backward()
+    assert all((table.weight.grad[0] == 0).all() for table in model.E)
+
+
+@given(seed=st.integers(0, 10_000), hops=st.integers(1, 3), linear=st.booleans())
+def test_hop_attention_rows_sum_to_one_and_padded_memories_get_zero(seed, hops, linear):
+    model = make(seed=seed % 3, hops=hops)
+    story, query, lengths = random_batch(seed=seed)
+    att = model(story, query, lengths, linear=linear).hop_attention
+    padded = torch.arange(6) >= lengths.unsqueeze(-1)  # (B, M)
+    assert (att.masked_select(padded.unsqueeze(1)) == 0).all()
+    if not linear:
+        assert torch.allclose(att.sum(-1), torch.ones_like(att.sum(-1)), atol=1e-5)
+
+
+@given(seed=st.integers(0, 10_000))
+def test_without_time_the_memory_is_a_set(seed):
+    model = make(temporal=False, encoding="bow")
+    story, query, lengths = random_batch(seed=seed)
+    story, lengths = story[:, :], torch.full_like(lengths, 6)
+    perm = torch.randperm(6, generator=torch.Generator().manual_seed(seed))
+    a, b = model(story, query, lengths), model(story[:, perm], query, lengths)
+    assert torch.allclose(a.logits, b.logits, atol=1e-5)
+    assert torch.allclose(a.hop_attention[..., perm], b.hop_attention, atol=1e-6)
+
+
+def test_a_story_alone_equals_the_story_in_a_padded_batch():
+    model = make()
+    story, query, lengths = random_batch()
+    full = model(story, query, lengths)
+    for b in range(4):
+        n = int(lengths[b])
+        alone = model(story[b : b + 1, :n], query[b : b + 1], lengths[b : b + 1])
+        assert torch.allclose(alone.logits, full.logits[b : b + 1], atol=1e-5)
+        assert torch.allclose(alone.hop_attention, full.hop_attention[b : b + 1, :, :n], atol=1e-6)
+
+
+def test_time_index_counts_back_from_the_newest_and_noise_keeps_the_order():
+    lengths = torch.tensor([3, 5])
+    assert time_index(lengths, 5).tolist() == [[2, 1, 0, 0, 0], [4, 3, 2, 1, 0]]
+    g = torch.Generator().manual_seed(0)
+    noisy = time_index(torch.full((200,), 20), 20, noise=0.1, generator=g)
+    assert (noisy[:, :-1] > noisy[:, 1:]).all()  # still oldest -> newest
+    extra = noisy[:, 0] - 19
+    assert extra.min() >= 0 and 1.0 < extra.float().mean() < 3.0  # about 10 % of 20 empty memories
+
+
+def test_bad_inputs_and_configs_name_the_argument():
+    model = make()
+    story, query, lengths = random_batch()
+    with pytest.raises(ValueError, match="story must be a 3-d long tensor, got torch.float32"):
+        model(story.float(), query, lengths)
+    with pytest.raises(ValueError, match=r"share the batch size, got story \(4, 6, 5\), query \(3, 5\)"):
+        model(story, query[:3], lengths)
+    with pytest.raises(ValueError, match="story has 7 memory slots but the model keeps at most memory_size=6"):
+        model(torch.ones(4, 7, 5, dtype=torch.long), query, lengths)
+    with pytest.raises(ValueError, match=r"query has word ids outside \[0, 12\): min 1, max 12"):
+        model(story, query.clamp_min(1) * 0 + 12 - (torch.arange(5) > 0).long() * 11, lengths)
+    with pytest.raises(ValueError, match=r"lengths must lie in \[0, 6\]"):
+        model(story, query, lengths + 6)
+    with pytest.raises(ValueError, match="encoding must be one of"):
+        MemN2NConfig(10, encoding="lstm")
+    with pytest.raises(ValueError, match="hops must be a positive int, got 0"):
+        MemN2NConfig(10, hops=0)
+
+
+def test_an_empty_memory_gives_zero_attention_not_nan():
+    model = make()
+    story, query, _ = random_batch()
+    out = model(story, query, torch.zeros(4, dtype=torch.long))
+    assert (out.hop_attention == 0).all() and torch.isfinite(out.logits[:, 1:]).all()  # logit 0: the null word
+
+
+def test_vectorised_real_format_runs_through_the_model():
+    stories = parse_stories(
+        ["1 Mary moved to the bathroom.", "2 John went to the hallway.", "3 Where is Mary?\tbathroom\t1"]
+    )
+    exs = examples(stories)
+    vocab = build_vocab(exs)
+    t = vectorize(exs, vocab)
+    model = make(vocab_size=len(vocab), memory_size=50)
+    out = model(t.story, t.query, t.lengths)
+    assert out.logits.shape == (1, len(vocab)) and out.hop_attention.shape == (1, 3, 2)
+
+
+# ---- training, answering and the command line ----
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+FAST = dict(linear_start=5, epochs=15, decay_every=5, progress=False)
+
+
+@pytest.fixture(scope="module")
+def task1():
+    return examples(simulate(1, 600, seed=11)), examples(simulate(1, 300, seed=12))
+
+
+@pytest.fixture(scope="module")
+def trained(task1):
+    return train_memn2n(task1[0], seed=0, **FAST)
+
+
+def test_a_small_model_learns_simulated_task_1_in_seconds(trained, task1):
+    assert trained.error(task1[1]) <= 0.05
+    assert trained.history.seconds < 60
+
+
+def test_training_is_seeded_and_keeps_the_best_validation_epoch(task1, trained):
+    again = train_memn2n(task1[0], seed=0, **FAST)
+    assert [e["train_loss"] for e in again.history.epochs] == [e["train_loss"] for e in trained.history.epochs]
+    weights, expected = again.model.state_dict(), trained.model.state_dict()
+    assert all(torch.equal(weights[name], expected[name]) for name in expected)
+    epochs = trained.history.epochs
+    assert [e["phase"] for e in epochs] == ["linear"] * 5 + ["softmax"] * 15
+    assert [e["lr"] for e in epochs[5:]] == [0.01] * 5 + [0.005] * 5 + [0.0025] * 5
+    best = epochs[trained.history.best_epoch - 1]
+    assert best["phase"] == "softmax"
+    assert best["valid_error"] == min(e["valid_error"] for e in epochs if e["phase"] == "softmax")
+    _, valid = split_valid(task1[0], seed=0)
+    assert trained.error(valid) == pytest.approx(best["valid_error"])  # the kept weights are that epoch's
+
+
+def test_split_valid_holds_out_a_tenth(task1):
+    train, valid = split_valid(task1[0], seed=3)
+    assert len(valid) == 60 and len(train) == 540 and not set(map(id, train)) & set(map(id, valid))
+    assert split_valid(task1[0], seed=3) == (train, valid)
+    with pytest.raises(ValueError, match=r"fraction must be in \(0, 1\), got 1.5"):
+        split_valid(task1[0], 1.5)
+
+
+def test_answer_reads_a_typed_story(trained):
+    answer = trained.answer(
+        ["Mary moved to the kitchen.", "Zorg flew to the moon.", "Mary went to the garden."], "Where is Mary?"
+    )
+    assert answer.answer == "garden" and 0 < answer.probability <= 1
+    assert answer.sentences[0] == "mary moved to the kitchen" and answer.unknown == ["flew", "moon", "zorg"]
+    assert answer.hop_attention.shape == (3, 3)
+    with pytest.raises(ValueError, match="the story has no words"):
+        trained.answer(["...", ""], "Where is Mary?")
+    with pytest.raises(ValueError, match="the question '\\?' has no words"):
+        trained.answer(["Mary left."], "?")
+
+
+def test_read_marks_supporting_sentences(trained, task1):
+    ex = task1[1][0]
+    read = trained.read(ex)
+    assert [read.sentences[i] for i in read.supporting] == [" ".join(ex.story[i]) for i in ex.supporting_positions()]
+
+
+def test_support_attention_averages_the_mass_on_supporting_slots():
+    att = torch.tensor([[[0.2, 0.5, 0.3]], [[1.0, 0.0, 0.0]]])  # (N=2, K=1, M=3)
+    supporting = torch.tensor([[1, 2], [0, -1]])
+    assert torch.allclose(support_attention(att, supporting), torch.tensor([(0.8 + 1.0) / 2]))
+    with pytest.raises(ValueError, match=r"supporting must be \(N=2, S\), got \(3, 2\)"):
+        support_attention(att, torch.zeros(3, 2, dtype=torch.long))
+
+
+def test_command_line_trains_and_prints_the_table(tmp_path, capsys):
+    write_task(tmp_path, 1, n_train=200, n_test=100, seed=0)
+    reference = tmp_path / "paper.csv"
+    reference.write_text("task,name,PE_LS_RN\n1,1 supporting fact,0.0\n")
+    assert (
+        main(
+            [
+                "table",
+                "--data",
+                str(tmp_path),
+                "--tasks",
+                "1",
+                "--epochs",
+                "2",
+                "--jobs",
+                "1",
+                "--reference",
+                str(reference),
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| 1 |")).split("|")
+    assert row[2].strip() == "single-supporting-fact" and 0 <= float(row[3]) <= 100  # our test error
+    assert row[4].strip() == "0.0"  # the reference column
+    assert "| mean |" in out and "failed tasks (error > 5 %):" in out and "training time:" in out
+    assert "one run per task" in out
+    assert main(["table", "--data", str(tmp_path), "--tasks", "1", "--epochs", "2", "--runs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "2 seeds per task, the lowest validation error kept" in out and "(no reference CSV found" in out
+    assert main(["train", "--data", str(tmp_path), "--task", "1", "--epochs", "2"]) == 0
+    assert "task 1 (single-supporting-fact): test error" in capsys.readouterr().out
+
+
+def test_command_line_rejects_bad_arguments(tmp_path, capsys):
+    assert parse_tasks("1-3,16") == [1, 2, 3, 16]
+    for bad in ["0", "1-21", "a"]:
+        with pytest.raises(Exception, match="tasks must"):
+            parse_tasks(bad)
+    with pytest.raises(SystemExit):
+        main(["table", "--data", str(tmp_path / "missing")])
+    assert "is not a folder" in capsys.readouterr().err
+    for flag, value in [("--epochs", "0"), ("--dim", "-3"), ("--runs", "0"), ("--lr", "nan")]:
+        with pytest.raises(SystemExit):
+            main(["table", "--data", str(tmp_path), flag, value])
+        assert f"argument {flag}: expected" in capsys.readouterr().err
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="expected columns 'task' and 'PE_LS_RN'"):
+        read_reference(tmp_path / "bad.csv")
+
+
+@pytest.mark.skipif(not (SHARED / "reference").is_dir(), reason=f"the paper's tables are not at {SHARED / 'reference'}")
+def test_the_papers_column_is_found_and_read():
+    path = find_reference(SHARED / "babi" / "en")
+    paper = read_reference(path)
+    assert sorted(paper) == list(range(1, 21))
+    assert round(sum(paper.values()) / 20, 1) == 13.9  # the paper's mean for PE LS RN, 1k
+    assert sum(e > 5 for e in paper.values()) == 11
+
+
+def test_pick_keeps_the_lowest_validation_error_never_the_test_error():
+    runs = [
+        TaskResult(1, "t", test_error=0.0, valid_error=0.2, valid_loss=0.1, best_epoch=5, seconds=2.0, seed=0),
+        TaskResult(1, "t", test_error=0.5, valid_error=0.1, valid_loss=0.9, best_epoch=7, seconds=3.0, seed=1),
+        TaskResult(1, "t", test_error=0.4, valid_error=0.1, valid_loss=0.3, best_epoch=9, seconds=4.0, seed=2),
+    ]
+    kept = pick(runs)
+    assert (kept.seed, kept.test_error, kept.seconds, kept.runs) == (2, 0.4, 9.0, 3)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"epochs": 0}, "epochs must be an int >= 1, got 0"),
+        ({"linear_start": -1}, "linear_start must be an int >= 0, got -1"),
+        ({"batch_size": 0}, "batch_size must be an int >= 1, got 0"),
+        ({"noise": 1.5}, r"noise must be a number in \[0, 1\), got 1.5"),
+        ({"lr": 0.0}, "lr must be a positive number, got 0.0"),
+    ],
+)
+def test_a_bad_recipe_is_refused_before_training(task1, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        train_memn2n(task1[0], progress=False, **kwargs)
+
+
+def test_runs_with_different_seeds_share_the_validation_split(task1):
+    a = train_memn2n(task1[0], seed=0, epochs=1, linear_start=0, progress=False)
+    b = train_memn2n(task1[0], seed=1, epochs=1, linear_start=0, progress=False)
+    _, valid = split_valid(task1[0], seed=0)
+    assert a.history.epochs[0]["valid_error"] == pytest.approx(a.error(valid))
+    assert b.history.epochs[0]["valid_error"] == pytest.approx(b.error(valid))
+
+
+def test_an_answer_the_vocabulary_never_saw_counts_as_wrong(trained):
+    (ex,) = examples(parse_stories(["1 Mary moved to the kitchen.", "2 Where is Mary?\tmoon\t1"]))
+    data = trained.tensors([ex])
+    assert int(data.answer[0]) == trained.vocab.unk
+    assert evaluate(trained.model, data)["error"] == 1.0
+
+
+def test_a_bad_time_index_is_refused():
+    model = make()
+    story, query, lengths = random_batch()
+    with pytest.raises(
+        ValueError, match=r"time must be a \(B, M\) = \(4, 6\) long tensor >= 0, got torch.int64 \(4, 5\)"
+    ):
+        model(story, query, lengths, time=torch.zeros(4, 5, dtype=torch.long))
+    with pytest.raises(ValueError, match="time must be"):
+        model(story, query, lengths, time=-torch.ones(4, 6, dtype=torch.long))

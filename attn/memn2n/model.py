@@ -135,13 +135,9 @@ class MemN2N(nn.Module):
         time: torch.Tensor | None = None,
         linear: bool = False,
     ) -> MemN2NOutput:
-        B, M, J = _check_inputs(story, query, lengths, self.config)
+        B, M, J = _check_inputs(story, query, lengths, time, self.config)
         mask = padding_mask(lengths, M)  # (B, M)
         memories = [self.encode(k, story) for k in range(self.config.hops + 1)]  # K+1 of (B, M, d)
-        if time is not None and (time.shape != (B, M) or time.dtype != torch.long or bool((time < 0).any())):
-            raise ValueError(
-                f"time must be a (B, M) = ({B}, {M}) long tensor >= 0, got {time.dtype} {tuple(time.shape)}"
-            )
         if self.T is not None:
             time = time_index(lengths, M) if time is None else time.clamp_max(self.config.memory_size - 1)
             memories = [mem + T(time) for mem, T in zip(memories, self.T, strict=True)]
@@ -156,7 +152,9 @@ class MemN2N(nn.Module):
         return MemN2NOutput(logits, torch.stack(attention, dim=1))  # (B, V), (B, K, M)
 
 
-def _check_inputs(story: torch.Tensor, query: torch.Tensor, lengths: torch.Tensor, config: MemN2NConfig):
+def _check_inputs(
+    story: torch.Tensor, query: torch.Tensor, lengths: torch.Tensor, time: torch.Tensor | None, config: MemN2NConfig
+) -> tuple[int, int, int]:
     for name, t, dims in (("story", story, 3), ("query", query, 2), ("lengths", lengths, 1)):
         if not isinstance(t, torch.Tensor) or t.dim() != dims or t.dtype != torch.long:
             got = f"{t.dtype} tensor of shape {tuple(t.shape)}" if isinstance(t, torch.Tensor) else type(t).__name__
@@ -176,4 +174,6 @@ def _check_inputs(story: torch.Tensor, query: torch.Tensor, lengths: torch.Tenso
             raise ValueError(
                 f"{name} has word ids outside [0, {config.vocab_size}): min {int(t.min())}, max {int(t.max())}"
             )
+    if time is not None and (time.shape != (B, M) or time.dtype != torch.long or bool((time < 0).any())):
+        raise ValueError(f"time must be a (B, M) = ({B}, {M}) long tensor >= 0, got {time.dtype} {tuple(time.shape)}")
     return B, M, J

@@ -46,6 +46,18 @@ def _weights_table(labels: Sequence[str], weights: torch.Tensor) -> str:
     return f"<table><tr>{cells}</tr></table>"
 
 
+def _error_html(error: ValueError) -> str:
+    """A bad input's message, shown in the panel instead of raised."""
+    return f"<span style='color:#b00'>{html.escape(str(error))}</span>"
+
+
+def _unknown_html(words: Sequence[str]) -> str:
+    """A line naming the words read as ``<unk>`` (empty if there are none)."""
+    if not words:
+        return ""
+    return f"<br><i>not in the vocabulary, read as &lt;unk&gt;: {', '.join(html.escape(w) for w in words)}</i>"
+
+
 def _panel(
     controls: list[widgets.Widget],
     render: Callable[[], tuple[bytes, str]],
@@ -183,11 +195,9 @@ def translation_panel(
         try:
             result = translate(text.value)
         except ValueError as error:
-            return b"", f"<span style='color:#b00'>{html.escape(str(error))}</span>"
+            return b"", _error_html(error)
         readout = f"<b>{html.escape(' '.join(result.target) or '(nothing)')}</b>"
-        if result.unknown:
-            words = ", ".join(html.escape(w) for w in result.unknown)
-            readout += f"<br><i>not in the vocabulary, read as &lt;unk&gt;: {words}</i>"
+        readout += _unknown_html(result.unknown)
         if result.alignment is None:
             return b"", readout + "<br>(this model has no attention: no alignment to show)"
         if not result.finished:
@@ -251,11 +261,9 @@ def memory_panel(
         try:
             result = answer([line for line in story.value.splitlines() if line.strip()], question.value)
         except ValueError as error:
-            return b"", f"<span style='color:#b00'>{html.escape(str(error))}</span>"
+            return b"", _error_html(error)
         readout = f"answer: <b>{html.escape(result.answer)}</b> (p = {result.probability:.2f})"
-        if result.unknown:
-            words = ", ".join(html.escape(w) for w in result.unknown)
-            readout += f"<br><i>not in the vocabulary, read as &lt;unk&gt;: {words}</i>"
+        readout += _unknown_html(result.unknown)
         K, M = result.hop_attention.shape
         size = (0.7 * K + 0.09 * max(len(s) for s in result.sentences) + 2.5, 0.32 * M + 1.4)
         png = _png(lambda fig: hop_heatmap(result.hop_attention, result.sentences, ax=fig.add_subplot()), size)

@@ -54,6 +54,7 @@ benchmarks: $(STAMP)
 	$(PY) benchmarks/attention_core.py
 	$(PY) benchmarks/alignment.py
 	$(PY) benchmarks/babi_table.py
+	$(PY) benchmarks/transformer.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -7,6 +7,8 @@ Chapters import it; it never imports a chapter. The core contract:
 - :class:`AdditiveAttention`, :class:`DotAttention`, :class:`GeneralAttention` and the GRU encoder-decoder
   :class:`Seq2Seq` that learns to align (``attn.additive``)
 - :func:`content_addressing` and the end-to-end memory network :class:`MemN2N` (``attn.memn2n``)
+- :class:`MultiHeadAttention`, positional encodings, :class:`LayerNorm`, encoder and decoder layers, the
+  encoder-decoder :class:`Transformer` and the decoder-only :class:`LanguageModel` (``attn.transformer``)
 """
 
 from attn.additive import AdditiveAttention, DotAttention, GeneralAttention, Seq2Seq, Seq2SeqConfig
@@ -21,13 +23,35 @@ from attn.functional import (
 )
 from attn.masks import causal_mask, padding_mask
 from attn.memn2n import MemN2N, MemN2NConfig
+from attn.transformer import (
+    DecoderLayer,
+    EncoderLayer,
+    LanguageModel,
+    LanguageModelConfig,
+    LayerNorm,
+    LearnedPositions,
+    MultiHeadAttention,
+    SinusoidalPositions,
+    Transformer,
+    TransformerConfig,
+)
 
 __all__ = [
     "AdditiveAttention",
+    "DecoderLayer",
     "DotAttention",
+    "EncoderLayer",
     "GeneralAttention",
+    "LanguageModel",
+    "LanguageModelConfig",
+    "LayerNorm",
+    "LearnedPositions",
     "MemN2N",
     "MemN2NConfig",
+    "MultiHeadAttention",
+    "SinusoidalPositions",
+    "Transformer",
+    "TransformerConfig",
     "Seq2Seq",
     "Seq2SeqConfig",
     "additive_scores",

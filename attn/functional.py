@@ -12,6 +12,8 @@ import numbers
 
 import torch
 
+from attn._checks import check_dropout
+
 __all__ = [
     "softmax",
     "dot_product_scores",
@@ -179,19 +181,25 @@ def additive_scores(
 
 
 def attend(
-    scores: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None = None
+    scores: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None = None, dropout: float = 0.0
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Soft lookup: ``α = softmax(scores)`` over keys where ``mask`` allows, output ``Σ_j α_ij v_j``.
 
     scores ``(..., Tq, Tk)``, value ``(..., Tk, d_v)``, mask bool broadcastable to ``(..., Tq, Tk)``
     (``True`` = may attend) -> output ``(..., Tq, d_v)``, weights ``(..., Tq, Tk)``. A query row that may
-    attend to nothing gets zero weights and a zero output.
+    attend to nothing gets zero weights and a zero output. With ``dropout`` > 0 (training) the output uses
+    the weights with dropout applied (as in the Transformer's reference code and
+    :class:`torch.nn.MultiheadAttention`); the weights returned are the softmax.
     """
-    _check_attend_args(scores, value, mask)
+    _check_attend_args(scores, value, mask, dropout)
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))  # masked keys get weight exactly 0
+        # -inf where masked, built at the mask's own (usually small) shape and broadcast in one addition:
+        # masked keys get weight exactly 0, and the backward pass has no fill to undo.
+        bias = torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device).masked_fill_(~mask, float("-inf"))
+        scores = scores + bias
     weights = softmax(scores, dim=-1)  # (..., Tq, Tk)
-    return weights @ value, weights  # (..., Tq, d_v), (..., Tq, Tk)
+    used = torch.nn.functional.dropout(weights, dropout) if dropout > 0 else weights
+    return used @ value, weights  # (..., Tq, d_v), (..., Tq, Tk)
 
 
 def scaled_dot_product_attention(
@@ -200,6 +208,7 @@ def scaled_dot_product_attention(
     value: torch.Tensor,
     mask: torch.Tensor | None = None,
     scale: float | None = None,
+    dropout: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``softmax(Q Kᵀ / √d_k) V`` (Vaswani et al. 2017, eq. 1), returning ``(output, weights)``.
 
@@ -207,6 +216,7 @@ def scaled_dot_product_attention(
     broadcastable to ``(..., Tq, Tk)``, ``True`` = may attend (as in
     :func:`torch.nn.functional.scaled_dot_product_attention`; :class:`torch.nn.MultiheadAttention` uses
     the opposite). ``scale`` defaults to ``1 / √d_k``. Fully masked rows give zero weights and output.
+    ``dropout`` (training only) drops weights for the output, not from the weights returned.
     """
     _check_query_key(query, key)
     _require_tensor("value", value, 2)
@@ -218,10 +228,13 @@ def scaled_dot_product_attention(
         )
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else _finite_number("scale", scale)
     scores = dot_product_scores(query * scale, key)  # (..., Tq, Tk)
-    return attend(scores, value, mask)
+    return attend(scores, value, mask, dropout)
 
 
-def _check_attend_args(scores: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None) -> None:
+def _check_attend_args(
+    scores: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None, dropout: float = 0.0
+) -> None:
+    check_dropout(dropout)
     _require_tensor("scores", scores, 2)
     _require_tensor("value", value, 2)
     if scores.shape[-1] != value.shape[-2]:

@@ -15,8 +15,20 @@ from tqdm.auto import tqdm
 
 from attn.additive import Seq2Seq, Seq2SeqConfig
 from attn.data.translation import Corpus, Pair, alignment_mass, encode_batch, exact_match
+from attn.transformer import Transformer, TransformerConfig
 
-__all__ = ["seeded", "History", "fit", "TranslationScores", "evaluate_translation", "train_translator"]
+__all__ = [
+    "seeded",
+    "History",
+    "fit",
+    "TranslationScores",
+    "evaluate_translation",
+    "train_translator",
+    "evaluate_transformer",
+    "train_transformer",
+    "tagging_accuracy",
+    "train_tagger",
+]
 
 
 @contextmanager
@@ -49,9 +61,14 @@ def fit(
     clip: float = 1.0,
     checkpoint: Callable[[nn.Module, int], dict[str, Any]] | None = None,
     every: int = 100,
+    warmup: int = 0,
     progress: bool = True,
 ) -> History:
     """Train for ``steps`` Adam steps; ``loss_fn(model, step)`` computes one batch's loss.
+
+    With ``warmup`` > 0 the learning rate rises linearly from ``lr / warmup`` to ``lr`` over the first
+    ``warmup`` steps, then stays constant (the Transformer paper warms up the same way, §5.3, and then decays
+    the rate as step^-0.5).
 
     Every ``every`` steps (and after the last) ``checkpoint(model, step)`` is called in eval mode under
     ``torch.no_grad()`` and its dict (metrics, attention snapshots) is stored in the history.
@@ -59,7 +76,10 @@ def fit(
     for name, value in (("steps", steps), ("every", every)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: min(1.0, (i + 1) / warmup) if warmup else 1.0)
     history = History()
     bar = tqdm(range(1, steps + 1), disable=not progress, desc="training", leave=False)
     for step in bar:
@@ -70,6 +90,7 @@ def fit(
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), clip)
         optimizer.step()
+        schedule.step()
         history.loss.append(loss.item())
         history.seconds += time.perf_counter() - start
         if checkpoint is not None and (step % every == 0 or step == steps):
@@ -162,3 +183,118 @@ def train_translator(
 
     history = fit(model, loss_fn, steps, lr=lr, checkpoint=checkpoint, every=every, progress=progress)
     return model, history
+
+
+def evaluate_transformer(
+    model: Transformer, pairs: Sequence[Pair], corpus: Corpus, batch_size: int = 500
+) -> TranslationScores:
+    """Greedy-decode every pair and score it; the alignments are the last layer's cross-attention, averaged
+    over heads, while the model reads the reference (teacher forcing)."""
+    predictions: list[list[str]] = []
+    alignments: list[torch.Tensor] = []
+    model.eval()
+    with torch.no_grad():
+        for start in range(0, len(pairs), batch_size):
+            chunk = pairs[start : start + batch_size]
+            batch = encode_batch(chunk, corpus.source_vocab, corpus.target_vocab)
+            longest = min(batch.target_out.shape[1] + 5, model.config.max_len)
+            decoded = model.greedy_decode(batch.source, corpus.target_vocab.bos, corpus.target_vocab.eos, longest)
+            predictions += [corpus.target_vocab.decode(row) for row in decoded]
+            cross = model(batch.source, batch.target_in).cross_attention[-1].mean(1)  # (B, T, S)
+            alignments += [w[: len(p.target) + 1, : len(p.source) + 1] for w, p in zip(cross, chunk, strict=True)]
+    return TranslationScores(
+        exact_match(predictions, pairs), alignment_mass(alignments, pairs), predictions, alignments
+    )
+
+
+def train_transformer(
+    corpus: Corpus,
+    steps: int = 1500,
+    *,
+    batch_size: int = 64,
+    lr: float = 1e-3,
+    warmup: int = 100,
+    seed: int = 0,
+    every: int = 100,
+    watch: Sequence[Pair] = (),
+    valid: Sequence[Pair] = (),
+    progress: bool = True,
+    **sizes: Any,
+) -> tuple[Transformer, History]:
+    """Train a :class:`~attn.transformer.Transformer` on ``corpus.train`` (cross-entropy at every target
+    position at once, teacher forcing), seeded; ``sizes`` go to :class:`~attn.transformer.TransformerConfig`.
+
+    At each checkpoint the history stores the ``watch`` pairs' cross-attention per layer (``"cross_attention"``)
+    and the exact match on the ``valid`` pairs (``"exact_match"``), if given.
+    """
+    config = TransformerConfig(len(corpus.source_vocab), len(corpus.target_vocab), pad=corpus.target_vocab.pad, **sizes)
+    with seeded(seed):
+        model = Transformer(config)
+    rng = np.random.default_rng(seed)
+    loss_of = nn.CrossEntropyLoss(ignore_index=corpus.target_vocab.pad)
+    watched = encode_batch(watch, corpus.source_vocab, corpus.target_vocab) if watch else None
+
+    def loss_fn(model: Transformer, step: int) -> torch.Tensor:
+        chosen = rng.integers(len(corpus.train), size=batch_size)
+        batch = encode_batch([corpus.train[i] for i in chosen], corpus.source_vocab, corpus.target_vocab)
+        logits = model(batch.source, batch.target_in, need_weights=False).logits  # (B, T, V)
+        return loss_of(logits.flatten(0, 1), batch.target_out.flatten())
+
+    def checkpoint(model: Transformer, step: int) -> dict[str, Any]:
+        record: dict[str, Any] = {}
+        if watched is not None:
+            record["cross_attention"] = model(watched.source, watched.target_in).cross_attention
+        if valid:
+            record["exact_match"] = evaluate_transformer(model, valid, corpus).exact_match
+        return record
+
+    with seeded(seed):  # dropout draws from torch's global generator: the same run every time
+        history = fit(
+            model, loss_fn, steps, lr=lr, warmup=warmup, checkpoint=checkpoint, every=every, progress=progress
+        )
+    return model, history
+
+
+def tagging_accuracy(model: nn.Module, inputs: torch.Tensor, labels: torch.Tensor, ignore: int = -100) -> float:
+    """Fraction of positions (labels != ``ignore``) where the model's most likely label is right."""
+    model.eval()
+    with torch.no_grad():
+        predicted = model(inputs).logits.argmax(-1)  # (N, T)
+    keep = labels != ignore
+    return float((predicted[keep] == labels[keep]).float().mean())
+
+
+def train_tagger(
+    model: nn.Module,
+    inputs: torch.Tensor,
+    labels: torch.Tensor,
+    steps: int = 1000,
+    *,
+    batch_size: int = 64,
+    lr: float = 3e-3,
+    warmup: int = 0,
+    seed: int = 0,
+    every: int = 100,
+    valid: tuple[torch.Tensor, torch.Tensor] | None = None,
+    progress: bool = True,
+) -> History:
+    """Train ``model`` (ids ``(B, T)`` -> an output with ``logits (B, T, C)``) to predict ``labels (N, T)`` at
+    every position at once (cross-entropy; label -100 is ignored) on random batches of ``inputs (N, T)``.
+
+    At each checkpoint the history stores the accuracy on ``valid = (inputs, labels)`` (``"accuracy"``).
+    """
+    if inputs.shape != labels.shape or inputs.dim() != 2:
+        raise ValueError(f"inputs and labels must both be (N, T), got {tuple(inputs.shape)} and {tuple(labels.shape)}")
+    rng = np.random.default_rng(seed)
+    loss_of = nn.CrossEntropyLoss()
+
+    def loss_fn(model: nn.Module, step: int) -> torch.Tensor:
+        chosen = torch.from_numpy(rng.integers(len(inputs), size=batch_size))
+        logits = model(inputs[chosen]).logits  # (B, T, C)
+        return loss_of(logits.flatten(0, 1), labels[chosen].flatten())
+
+    def checkpoint(model: nn.Module, step: int) -> dict[str, Any]:
+        return {"accuracy": tagging_accuracy(model, *valid)} if valid is not None else {}
+
+    with seeded(seed):
+        return fit(model, loss_fn, steps, lr=lr, warmup=warmup, checkpoint=checkpoint, every=every, progress=progress)

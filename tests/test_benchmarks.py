@@ -51,3 +51,20 @@ def test_babi_table_benchmark_prints_its_tables():
     assert "MemN2N training step" in out
     rows = [line for line in out.splitlines() if line.startswith("| 1 |") or line.startswith("| 16 |")]
     assert len(rows) == 2 and "| mean |" in out and "failed tasks" in out
+
+
+def test_transformer_benchmark_prints_both_tables():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "transformer.py"), "--quick", "--threads", "1"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if "attn ms" in line)
+    attention = [line.split() for line in lines[header + 1 :]][:4]
+    assert [row[-6] for row in attention] == ["weights", "fused"] * 2
+    assert all(float(row[-3]) > 0 for row in attention)  # ratio column
+    header = next(i for i, line in enumerate(lines) if "tokens/s" in line and "steps/s" in line)
+    training = [line.split() for line in lines[header + 1 :] if line.strip()]
+    assert [row[0] for row in training] == ["attn", "torch", "attn+weights"]
+    assert all(float(row[-2]) > 0 for row in training)  # ratio column

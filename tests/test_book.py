@@ -17,8 +17,9 @@ def test_book_builds_with_warnings_as_errors(tmp_path):
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     html = tmp_path / "_build" / "html"
-    pages = ("index.html", "book/intro.html", "book/instructors.html", "notebooks/01_softmax.html",
-             "notebooks/02_alignment.html", "notebooks/03_memory_networks.html")  # fmt: skip
+    chapters = ("01_softmax", "02_alignment", "03_memory_networks", "04_self_attention", "05_multi_head",
+                "06_positions", "07_transformer")  # fmt: skip
+    pages = ("index.html", "book/intro.html", "book/instructors.html", *(f"notebooks/{c}.html" for c in chapters))
     for page in pages:
         assert (html / page).is_file(), page
     chapter = (html / "notebooks/01_softmax.html").read_text()
@@ -30,3 +31,12 @@ def test_book_builds_with_warnings_as_errors(tmp_path):
     assert "data:image/png" in alignment or "_images/" in alignment
     memory = (html / "notebooks/03_memory_networks.html").read_text()
     assert "Memory networks" in memory and "Sukhbaatar" in memory and "Weston" in memory
+    for page, title, cited in [
+        ("04_self_attention", "Self-attention", "Schmidhuber"),
+        ("05_multi_head", "Multi-head attention", "Michel"),
+        ("06_positions", "Positions", "Gehring"),
+        ("07_transformer", "The Transformer", "Xiong"),
+    ]:
+        text = (html / f"notebooks/{page}.html").read_text()
+        assert title in text and cited in text, page
+        assert "data:image/png" in text or "_images/" in text, page

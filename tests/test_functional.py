@@ -467,3 +467,18 @@ def test_content_addressing_rejects_bad_arguments():
         attn.content_addressing(torch.ones(2), torch.ones(3, 2), torch.tensor(float("nan")))
     with pytest.raises(ValueError, match=r"key and memory rows must have the same size d, got key \(3,\) and memory"):
         attn.content_addressing(torch.ones(3), torch.ones(3, 2), 1.0)
+
+
+def test_dropout_changes_the_output_but_not_the_weights_returned():
+    g = torch.Generator().manual_seed(0)
+    scores, value = torch.randn(2, 5, 6, generator=g), torch.randn(2, 6, 3, generator=g)
+    plain, weights = attn.attend(scores, value)
+    torch.manual_seed(1)
+    dropped, same_weights = attn.attend(scores, value, dropout=0.5)
+    assert torch.equal(weights, same_weights)
+    torch.manual_seed(1)
+    kept = torch.nn.functional.dropout(weights, 0.5)  # the same draw: zeros, survivors scaled by 2
+    assert torch.allclose(dropped, kept @ value) and not torch.allclose(dropped, plain)
+    for bad in (-0.1, 1.0, True, "0.5"):
+        with pytest.raises(ValueError, match="dropout must be a probability in"):
+            attn.attend(scores, value, dropout=bad)

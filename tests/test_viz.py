@@ -182,3 +182,76 @@ def test_memory_panel_answers_typed_stories_and_shows_errors():
     assert "has no words" in readout.value and image.value == b""
     with pytest.raises(ValueError, match="at least one"):
         memory_panel(answer, [])
+
+
+def test_one_example_cuts_padding_for_bertviz():
+    layers = (torch.rand(3, 2, 5, 6), torch.rand(3, 2, 5, 6))
+    picked = attn.viz.one_example(layers, 1, queries=4, keys=3)
+    assert len(picked) == 2 and all(w.shape == (1, 2, 4, 3) for w in picked)
+    assert torch.equal(picked[1][0], layers[1][1, :, :4, :3])
+    assert torch.equal(attn.viz.one_example(layers, -1)[0][0], layers[0][2])
+    with pytest.raises(ValueError, match=r"index 3 is outside a batch of 3"):
+        attn.viz.one_example(layers, 3)
+    with pytest.raises(ValueError, match=r"attention\[0\] must be a \(B, H, Tq, Tk\) tensor"):
+        attn.viz.one_example((torch.rand(2, 5, 6),))
+    with pytest.raises(ValueError, match="attention is empty"):
+        attn.viz.one_example(())
+
+
+def test_head_grid_draws_every_head_of_every_layer():
+    layers = (torch.rand(1, 3, 4, 5).softmax(-1), torch.rand(1, 3, 4, 5).softmax(-1))
+    fig = attn.viz.head_grid(layers, list("abcde"), list("wxyz"), title="grid")
+    heads = [ax for ax in fig.axes if ax.images]
+    assert len(heads) == 6
+    assert heads[0].get_title() == "layer 1, head 1" and heads[5].get_title() == "layer 2, head 3"
+    assert [t.get_text() for t in heads[0].get_xticklabels()] == list("abcde")
+    assert all(ax.images[0].get_clim() == (0.0, 1.0) for ax in heads)
+    assert torch.allclose(torch.tensor(heads[4].images[0].get_array()), layers[1][0, 1])
+    single = attn.viz.head_grid(torch.rand(2, 4, 4))  # one layer as (H, Tq, Tk)
+    assert [ax.get_title() for ax in single.axes if ax.images] == ["head 1", "head 2"]
+    with pytest.raises(ValueError, match="x_tokens has 4 labels but the weights have 5 columns"):
+        attn.viz.head_grid(layers, list("abcd"))
+    with pytest.raises(ValueError, match="every layer must have the same shape"):
+        attn.viz.head_grid((torch.rand(3, 4, 5), torch.rand(2, 4, 5)))
+    with pytest.raises(ValueError, match=r"layer 0 must be \(H, Tq, Tk\)"):
+        attn.viz.head_grid((torch.rand(4, 5),))
+    plt.close("all")
+
+
+def test_translation_panel_works_with_a_transformer():
+    from functools import partial
+
+    from attn.data.translation import make_corpus
+    from attn.transformer.translate import translate
+
+    corpus = make_corpus(n_train=50, n_test=5, seed=0)
+    config = attn.TransformerConfig(len(corpus.source_vocab), len(corpus.target_vocab), d_model=16, num_heads=2,
+                                    num_layers=1, d_ff=16, max_len=24)  # fmt: skip
+    model = attn.Transformer(config)
+    result = translate(model, "the dog sees the zebra", corpus.source_vocab, corpus.target_vocab, max_words=10)
+    assert result.unknown == ["zebra"] and result.source == ["the", "dog", "sees", "the", "zebra"]
+    rows = len(result.target) + result.finished
+    assert result.alignment.shape == (rows, 6) and torch.allclose(result.alignment.sum(-1), torch.ones(rows))
+    with pytest.raises(ValueError, match="the sentence is empty"):
+        translate(model, "  ", corpus.source_vocab, corpus.target_vocab)
+    with pytest.raises(ValueError, match="this model reads at most 3"):
+        translate(model, "the dog sees the cat", corpus.source_vocab, corpus.target_vocab, max_words=3)
+    panel = translation_panel(partial(translate, model, source_vocab=corpus.source_vocab,
+                                      target_vocab=corpus.target_vocab), ["the dog sees the cat"])  # fmt: skip
+    assert "zebra" not in panel.children[-2].value
+    plt.close("all")
+
+
+def test_heatmap_signed_uses_a_symmetric_diverging_scale():
+    ax = heatmap(torch.tensor([[-0.5, 0.2], [0.1, 0.0]]), signed=True)
+    assert ax.images[0].get_clim() == (-0.5, 0.5)
+    assert ax.images[0].get_cmap().name == "RdBu_r"
+    plt.close("all")
+
+
+def test_heatmap_keeps_sparse_ticks_on_long_unlabelled_axes():
+    ax = heatmap(torch.rand(30, 30))
+    assert len(ax.get_xticks()) < 30 and len(ax.get_yticks()) < 30
+    ax = heatmap(torch.rand(5, 5))
+    assert list(ax.get_xticks()) == [0, 1, 2, 3, 4]
+    plt.close("all")

@@ -1,5 +1,5 @@
 """Pictures of attention. Every function takes tensors and token lists, never a model."""
 
-from attn.viz.plots import bar_weights, heatmap, hop_heatmap, lookup_figure
+from attn.viz.plots import bar_weights, head_grid, heatmap, hop_heatmap, lookup_figure, one_example
 
-__all__ = ["bar_weights", "heatmap", "hop_heatmap", "lookup_figure"]
+__all__ = ["bar_weights", "head_grid", "heatmap", "hop_heatmap", "lookup_figure", "one_example"]

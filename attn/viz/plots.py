@@ -8,9 +8,10 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
 
-__all__ = ["heatmap", "hop_heatmap", "bar_weights", "lookup_figure"]
+__all__ = ["heatmap", "hop_heatmap", "head_grid", "bar_weights", "lookup_figure", "one_example"]
 
 CMAP = "viridis"  # perceptually uniform and colour-blind safe
+SIGNED_CMAP = "RdBu_r"  # diverging ColorBrewer map (colour-blind safe): blue negative, white 0, red positive
 
 
 def _as_2d(name: str, weights: torch.Tensor) -> torch.Tensor:
@@ -36,10 +37,13 @@ def heatmap(
     vmax: float | None = None,
     xlabel: str = "key",
     ylabel: str = "query",
+    signed: bool = False,
 ) -> Axes:
     """Draw a ``(Tq, Tk)`` weight matrix: one row per query (``y_tokens``), one column per key (``x_tokens``).
 
     The colour scale runs from 0 to ``vmax`` (default: the largest weight); pass ``vmax=1`` to compare maps.
+    ``signed=True`` is for matrices with negative entries (a learned mixing matrix, not attention): a
+    diverging colour map from ``-vmax`` to ``vmax`` (default: the largest absolute entry).
     """
     weights = _as_2d("weights", weights)
     Tq, Tk = weights.shape
@@ -47,10 +51,15 @@ def heatmap(
     _check_labels("x_tokens", x_tokens, Tk, "columns (keys)")
     if ax is None:
         _, ax = plt.subplots(figsize=(0.5 * Tk + 2, 0.45 * Tq + 1.2))
-    top = max(1e-9, float(weights.max())) if vmax is None else vmax
-    image = ax.imshow(weights.numpy(), cmap=CMAP, vmin=0.0, vmax=top)
-    ax.set_xticks(range(Tk), labels=list(x_tokens) if x_tokens is not None else range(Tk), rotation=60)
-    ax.set_yticks(range(Tq), labels=list(y_tokens) if y_tokens is not None else range(Tq))
+    top = max(1e-9, float(weights.abs().max() if signed else weights.max())) if vmax is None else vmax
+    if signed:
+        image = ax.imshow(weights.numpy(), cmap=SIGNED_CMAP, vmin=-top, vmax=top)
+    else:
+        image = ax.imshow(weights.numpy(), cmap=CMAP, vmin=0.0, vmax=top)
+    if x_tokens is not None or Tk <= 20:  # long unlabelled axes keep matplotlib's sparse ticks
+        ax.set_xticks(range(Tk), labels=list(x_tokens) if x_tokens is not None else range(Tk), rotation=60)
+    if y_tokens is not None or Tq <= 20:
+        ax.set_yticks(range(Tq), labels=list(y_tokens) if y_tokens is not None else range(Tq))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if annotate is None:
@@ -66,7 +75,7 @@ def heatmap(
                     ha="center",
                     va="center",
                     fontsize=7,
-                    color="black" if w > 0.6 * top else "white",
+                    color="black" if signed or w > 0.6 * top else "white",
                 )
     if title:
         ax.set_title(title)
@@ -95,6 +104,69 @@ def hop_heatmap(
         _, ax = plt.subplots(figsize=(0.7 * K + 3.5, 0.32 * M + 1.2))
     return heatmap(weights.T, [f"hop {k + 1}" for k in range(K)], labels, ax=ax, title=title, vmax=1.0,
                    xlabel="", ylabel="memory (story sentence)")  # fmt: skip
+
+
+def one_example(
+    attention: Sequence[torch.Tensor], index: int = 0, queries: int | None = None, keys: int | None = None
+) -> tuple[torch.Tensor, ...]:
+    """Example ``index`` of per-layer ``(B, H, Tq, Tk)`` weights, cut to its ``queries`` x ``keys`` real tokens:
+    a tuple over layers of ``(1, H, queries, keys)``, the form bertviz's ``head_view`` and :func:`head_grid` take."""
+    if not attention:
+        raise ValueError("attention is empty: pass one (B, H, Tq, Tk) tensor per layer")
+    out = []
+    for layer, w in enumerate(attention):
+        if not isinstance(w, torch.Tensor) or w.dim() != 4:
+            raise ValueError(f"attention[{layer}] must be a (B, H, Tq, Tk) tensor, got {getattr(w, 'shape', type(w))}")
+        if not -w.shape[0] <= index < w.shape[0]:
+            raise ValueError(f"index {index} is outside a batch of {w.shape[0]}")
+        out.append(w[index : index + 1 or None, :, :queries, :keys].detach().cpu())
+    return tuple(out)
+
+
+def head_grid(
+    attention: Sequence[torch.Tensor] | torch.Tensor,
+    x_tokens: Sequence[str] | None = None,
+    y_tokens: Sequence[str] | None = None,
+    *,
+    title: str | None = None,
+    xlabel: str = "key",
+    ylabel: str = "query",
+    size: float = 2.2,
+) -> plt.Figure:
+    """Every head of every layer: ``attention`` is a tuple over layers of ``(H, Tq, Tk)`` or ``(1, H, Tq, Tk)``
+    (or one such tensor); one row per layer, one column per head, all on the colour scale 0..1."""
+    layers = [attention] if isinstance(attention, torch.Tensor) else list(attention)
+    maps = []
+    for i, w in enumerate(layers):
+        w = torch.as_tensor(w).detach().float().cpu()
+        if w.dim() == 4 and w.shape[0] == 1:
+            w = w[0]
+        if w.dim() != 3 or w.numel() == 0:
+            raise ValueError(f"layer {i} must be (H, Tq, Tk) or (1, H, Tq, Tk), got shape {tuple(w.shape)}")
+        maps.append(w)
+    if len({w.shape for w in maps}) != 1:
+        raise ValueError(f"every layer must have the same shape, got {[tuple(w.shape) for w in maps]}")
+    L, (H, Tq, Tk) = len(maps), maps[0].shape
+    _check_labels("y_tokens", y_tokens, Tq, "rows (queries)")
+    _check_labels("x_tokens", x_tokens, Tk, "columns (keys)")
+    fig, axes = plt.subplots(L, H, figsize=(size * H + 0.8, size * L * max(0.6, Tq / Tk) + 0.8), squeeze=False)
+    for layer in range(L):
+        for head in range(H):
+            ax = axes[layer][head]
+            image = ax.imshow(maps[layer][head].numpy(), cmap=CMAP, vmin=0.0, vmax=1.0)
+            ax.set_xticks(
+                range(Tk), labels=list(x_tokens) if x_tokens is not None else range(Tk), rotation=90, fontsize=7
+            )
+            ax.set_yticks(range(Tq), labels=list(y_tokens) if y_tokens is not None else range(Tq), fontsize=7)
+            if head:
+                ax.set_yticklabels([])
+            ax.set_title(f"layer {layer + 1}, head {head + 1}" if L > 1 else f"head {head + 1}", fontsize=8)
+    axes[-1][0].set_xlabel(xlabel)
+    axes[-1][0].set_ylabel(ylabel)
+    fig.colorbar(image, ax=axes, fraction=0.02, pad=0.02)
+    if title:
+        fig.suptitle(title)
+    return fig
 
 
 def bar_weights(

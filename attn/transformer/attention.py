@@ -1,0 +1,101 @@
+"""Multi-head attention (Vaswani et al. 2017, §3.2.2): h heads of size d_k = d_model / h, side by side."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attn._checks import check_dropout, check_positive_int
+from attn.functional import _shape, scaled_dot_product_attention
+
+__all__ = ["MultiHeadAttention"]
+
+
+class MultiHeadAttention(nn.Module):
+    """``MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W_O`` with ``head_i = Attention(Q W_Q^i, K W_K^i, V W_V^i)``.
+
+    The h projections of size d_k = d_model / h are computed as one ``(d_model, d_model)`` matrix each for
+    Q, K and V and then split into heads, so h heads cost exactly the parameters of one big head. Masks are
+    boolean with ``True`` = may attend (the convention of :mod:`attn.masks`); :class:`torch.nn.MultiheadAttention`
+    uses the opposite (``True`` = masked out), so pass it ``~mask``.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        d_model = check_positive_int("d_model", d_model)
+        num_heads = check_positive_int("num_heads", num_heads)
+        if d_model % num_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        self.d_model, self.h, self.d_k = d_model, num_heads, d_model // num_heads
+        self.dropout = check_dropout(dropout)
+        self.W_q = nn.Linear(d_model, d_model, bias=bias)
+        self.W_k = nn.Linear(d_model, d_model, bias=bias)
+        self.W_v = nn.Linear(d_model, d_model, bias=bias)
+        self.W_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """query ``(B, Tq, d_model)``, key and value ``(B, Tk, d_model)``, mask bool broadcastable to
+        ``(B, H, Tq, Tk)`` (a 2-D mask is ``(Tq, Tk)``, a 3-D one ``(B, Tq, Tk)``) -> output
+        ``(B, Tq, d_model)`` and the weights of every head ``(B, H, Tq, Tk)``. With ``need_weights=False``
+        the weights are not kept (None) and the fused :func:`torch.nn.functional.scaled_dot_product_attention`
+        computes the same output with far less memory (and, for longer sequences, faster)."""
+        B, Tq, Tk = self._check(query, key, value)
+        mask = self._mask(mask, B, Tq, Tk, query.device)
+        H, d_k = self.h, self.d_k
+        q = self.W_q(query).view(B, Tq, H, d_k).transpose(1, 2)  # (B, H, Tq, d_k)
+        k = self.W_k(key).view(B, Tk, H, d_k).transpose(1, 2)  # (B, H, Tk, d_k)
+        v = self.W_v(value).view(B, Tk, H, d_k).transpose(1, 2)  # (B, H, Tk, d_k)
+        p = self.dropout if self.training else 0.0
+        weights = None
+        if need_weights:
+            heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=p)  # (B, H, Tq, d_k), (B, H, Tq, Tk)
+        else:
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, Tq, d_k)
+        concat = heads.transpose(1, 2).reshape(B, Tq, self.d_model)  # (B, Tq, H * d_k)
+        return self.W_o(concat), weights
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, num_heads={self.h}, d_k={self.d_k}, dropout={self.dropout}"
+
+    def _check(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> tuple[int, int, int]:
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            if not isinstance(x, torch.Tensor):
+                raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+            if x.dim() != 3 or x.shape[-1] != self.d_model:
+                raise ValueError(f"{name} must have shape (B, T, d_model={self.d_model}), got {_shape(x)}")
+        if key.shape[:2] != value.shape[:2]:
+            raise ValueError(
+                f"key and value must have the same (B, Tk), got key {_shape(key)} and value {_shape(value)}"
+            )
+        if query.shape[0] != key.shape[0]:
+            raise ValueError(f"query and key must have the same batch size B, got {_shape(query)} and {_shape(key)}")
+        return query.shape[0], query.shape[1], key.shape[1]
+
+    def _mask(self, mask: torch.Tensor | None, B: int, Tq: int, Tk: int, device: torch.device) -> torch.Tensor | None:
+        if mask is None:
+            return None
+        full = (B, self.h, Tq, Tk)
+        expected = f"(Tq, Tk) = ({Tq}, {Tk}), (B, Tq, Tk) or broadcastable to (B, H, Tq, Tk) = {full}"
+        if not isinstance(mask, torch.Tensor):
+            raise ValueError(f"mask must be a bool torch.Tensor of shape {expected}, got {type(mask).__name__}")
+        if mask.dtype != torch.bool:
+            raise ValueError(
+                f"mask must have dtype torch.bool (True = may attend), got {mask.dtype} of shape {_shape(mask)}"
+            )
+        if mask.device != device:
+            raise ValueError(f"mask is on {mask.device} but query is on {device}")
+        shape = _shape(mask)  # as given, for the message
+        if mask.dim() == 3:
+            mask = mask.unsqueeze(1)  # (B, 1, Tq, Tk): the same mask for every head
+        fits = all(m in (1, n) for m, n in zip(_shape(mask)[::-1], full[::-1], strict=False))
+        if mask.dim() not in (2, 4) or not fits:
+            raise ValueError(f"mask must have shape {expected}, got {shape}")
+        return mask

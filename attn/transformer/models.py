@@ -1,0 +1,335 @@
+"""Whole models: the encoder-decoder Transformer (Vaswani et al. 2017) and a decoder-only language model (GPT).
+
+A forward pass returns a small dataclass carrying the logits and every layer's attention weights, each a
+tuple over layers of ``(B, H, Tq, Tk)``, so every picture in the book shows exactly what ``forward`` computed.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from attn._checks import check_dropout, check_positive_int
+from attn.functional import _shape
+from attn.masks import causal_mask
+from attn.transformer.layers import DecoderLayer, EncoderLayer, LayerNorm
+from attn.transformer.positions import LearnedPositions, SinusoidalPositions
+
+__all__ = [
+    "TransformerConfig",
+    "LanguageModelConfig",
+    "Embedding",
+    "Encoder",
+    "Decoder",
+    "TransformerOutput",
+    "LanguageModelOutput",
+    "Transformer",
+    "LanguageModel",
+]
+
+POSITIONS = ("sinusoidal", "learned", "none")
+
+
+@dataclass
+class TransformerConfig:
+    """Sizes of an encoder-decoder :class:`Transformer`. The paper's base model is d_model=512, num_heads=8,
+    num_layers=6, d_ff=2048, dropout=0.1; the defaults here train on a laptop CPU in a minute."""
+
+    source_vocab: int
+    target_vocab: int
+    d_model: int = 64
+    num_heads: int = 4
+    num_layers: int = 2  # encoder layers, and as many decoder layers
+    d_ff: int = 256
+    dropout: float = 0.1
+    max_len: int = 128
+    positions: str = "sinusoidal"  # "sinusoidal", "learned" or "none"
+    norm_first: bool = False  # False: post-LN as in the paper; True: pre-LN
+    activation: str = "relu"
+    pad: int = 0
+
+    def __post_init__(self) -> None:
+        _check_config(self, ("source_vocab", "target_vocab"))
+
+
+@dataclass
+class LanguageModelConfig:
+    """Sizes of a :class:`LanguageModel`; ``causal=False`` makes it a bidirectional (BERT-style) encoder."""
+
+    vocab_size: int
+    d_model: int = 64
+    num_heads: int = 4
+    num_layers: int = 2
+    d_ff: int = 256
+    dropout: float = 0.1
+    max_len: int = 128
+    positions: str = "sinusoidal"
+    norm_first: bool = True  # GPT-2 style
+    activation: str = "gelu"
+    pad: int = 0
+    causal: bool = True
+
+    def __post_init__(self) -> None:
+        _check_config(self, ("vocab_size",))
+
+
+def _check_config(config: TransformerConfig | LanguageModelConfig, vocabularies: tuple[str, ...]) -> None:
+    for name in (*vocabularies, "d_model", "num_heads", "num_layers", "d_ff", "max_len"):
+        check_positive_int(name, getattr(config, name))
+    if config.d_model % config.num_heads:
+        raise ValueError(f"d_model={config.d_model} is not divisible by num_heads={config.num_heads}")
+    check_dropout(config.dropout)
+    if config.activation not in ("relu", "gelu"):
+        raise ValueError(f"activation must be 'relu' or 'gelu', got {config.activation!r}")
+    if config.positions not in POSITIONS:
+        raise ValueError(f"positions must be one of {POSITIONS}, got {config.positions!r}")
+    for name in vocabularies:
+        if isinstance(config.pad, bool) or not isinstance(config.pad, numbers.Integral):
+            raise ValueError(f"pad must be a token id (int), got {config.pad!r}")
+        if not 0 <= config.pad < getattr(config, name):
+            raise ValueError(f"pad={config.pad} is not an id of a vocabulary of {name}={getattr(config, name)}")
+
+
+class Embedding(nn.Module):
+    """Token ids ``(B, T)`` -> ``embedding × √d_model`` (§3.4) + positional encoding, dropout: ``(B, T, d_model)``."""
+
+    def __init__(self, vocab_size: int, d_model: int, max_len: int, positions: str, dropout: float, pad: int):
+        super().__init__()
+        self.vocab_size, self.d_model = vocab_size, d_model
+        self.tokens = nn.Embedding(vocab_size, d_model, padding_idx=pad)
+        nn.init.normal_(self.tokens.weight, std=d_model**-0.5)  # x √d_model gives unit-size vectors
+        with torch.no_grad():
+            self.tokens.weight[pad].zero_()
+        self.positions = {"sinusoidal": SinusoidalPositions, "learned": LearnedPositions}.get(positions)
+        if self.positions is not None:
+            self.positions = self.positions(d_model, max_len)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, tokens: torch.Tensor, name: str = "tokens") -> torch.Tensor:
+        check_tokens(name, tokens, self.vocab_size)
+        x = self.tokens(tokens) * math.sqrt(self.d_model)  # (B, T, d_model)
+        if self.positions is not None:
+            x = self.positions(x)
+        return self.dropout(x)
+
+
+def check_tokens(name: str, tokens: object, vocab_size: int) -> None:
+    """A ValueError naming ``name`` unless ``tokens`` is a ``(B, T)`` integer tensor of ids below ``vocab_size``."""
+    if not isinstance(tokens, torch.Tensor):
+        raise ValueError(f"{name} must be a (B, T) tensor of token ids, got {type(tokens).__name__}")
+    if tokens.dim() != 2 or tokens.dtype not in (torch.int64, torch.int32) or tokens.shape[1] == 0:
+        raise ValueError(f"{name} must be a (B, T) int64 tensor with T >= 1, got {tokens.dtype} {_shape(tokens)}")
+    if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab_size):
+        raise ValueError(
+            f"{name} holds ids in [{int(tokens.min())}, {int(tokens.max())}] but the vocabulary has {vocab_size}"
+        )
+
+
+class Encoder(nn.Module):
+    """A stack of ``num_layers`` :class:`EncoderLayer` (§3.1); a pre-LN stack ends with a LayerNorm."""
+
+    def __init__(self, num_layers, d_model, num_heads, d_ff, dropout=0.1, norm_first=False, activation="relu"):
+        super().__init__()
+        layer_args = (d_model, num_heads, d_ff, dropout, norm_first, activation)
+        self.layers = nn.ModuleList(
+            EncoderLayer(*layer_args) for _ in range(check_positive_int("num_layers", num_layers))
+        )
+        self.norm = LayerNorm(d_model) if norm_first else None
+
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
+        """``(B, T, d_model)`` -> ``(B, T, d_model)`` and each layer's self-attention ``(B, H, T, T)``."""
+        weights = []
+        for layer in self.layers:
+            x, w = layer(x, mask, need_weights)
+            weights.append(w)
+        if self.norm is not None:
+            x = self.norm(x)
+        return x, tuple(weights) if need_weights else None
+
+
+class Decoder(nn.Module):
+    """A stack of ``num_layers`` :class:`DecoderLayer` (§3.1); a pre-LN stack ends with a LayerNorm."""
+
+    def __init__(self, num_layers, d_model, num_heads, d_ff, dropout=0.1, norm_first=False, activation="relu"):
+        super().__init__()
+        layer_args = (d_model, num_heads, d_ff, dropout, norm_first, activation)
+        self.layers = nn.ModuleList(
+            DecoderLayer(*layer_args) for _ in range(check_positive_int("num_layers", num_layers))
+        )
+        self.norm = LayerNorm(d_model) if norm_first else None
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        self_mask: torch.Tensor | None = None,
+        memory_mask: torch.Tensor | None = None,
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None, tuple[torch.Tensor, ...] | None]:
+        """``(B, T, d_model)``, memory ``(B, S, d_model)`` -> ``(B, T, d_model)``, each layer's self-attention
+        ``(B, H, T, T)`` and cross-attention ``(B, H, T, S)``."""
+        self_weights, cross_weights = [], []
+        for layer in self.layers:
+            x, s, c = layer(x, memory, self_mask, memory_mask, need_weights)
+            self_weights.append(s)
+            cross_weights.append(c)
+        if self.norm is not None:
+            x = self.norm(x)
+        if not need_weights:
+            return x, None, None
+        return x, tuple(self_weights), tuple(cross_weights)
+
+
+@dataclass
+class TransformerOutput:
+    """``logits (B, T, target_vocab)``; per layer ``encoder_attention (B, H, S, S)``, ``decoder_attention
+    (B, H, T, T)`` and ``cross_attention (B, H, T, S)`` (None when run with ``need_weights=False``)."""
+
+    logits: torch.Tensor
+    encoder_attention: tuple[torch.Tensor, ...] | None
+    decoder_attention: tuple[torch.Tensor, ...] | None
+    cross_attention: tuple[torch.Tensor, ...] | None
+
+
+@dataclass
+class LanguageModelOutput:
+    """``logits (B, T, vocab_size)`` (at t: the next token, if causal) and per layer ``attention (B, H, T, T)``."""
+
+    logits: torch.Tensor
+    attention: tuple[torch.Tensor, ...] | None
+
+
+class Transformer(nn.Module):
+    """The encoder-decoder Transformer (Vaswani et al. 2017, Fig. 1). Padding (``config.pad``) is masked out
+    of every attention; the decoder's self-attention is causal, so one forward pass trains every position."""
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.config = c = config
+        self.source_embedding = Embedding(c.source_vocab, c.d_model, c.max_len, c.positions, c.dropout, c.pad)
+        self.target_embedding = Embedding(c.target_vocab, c.d_model, c.max_len, c.positions, c.dropout, c.pad)
+        sizes = (c.num_layers, c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.activation)
+        self.encoder = Encoder(*sizes)
+        self.decoder = Decoder(*sizes)
+        self.out = nn.Linear(c.d_model, c.target_vocab)  # the pre-softmax linear transformation (§3.4)
+
+    def source_mask(self, source: torch.Tensor) -> torch.Tensor:
+        """``(B, S)`` ids -> ``(B, 1, 1, S)``: True where the key is a real token."""
+        return (source != self.config.pad)[:, None, None, :]
+
+    def target_mask(self, target: torch.Tensor) -> torch.Tensor:
+        """``(B, T)`` ids -> ``(B, 1, T, T)``: position i may attend to real tokens j <= i."""
+        return causal_mask(target.shape[1], device=target.device) & (target != self.config.pad)[:, None, None, :]
+
+    def encode(
+        self, source: torch.Tensor, need_weights: bool = True
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
+        """source ids ``(B, S)`` -> memory ``(B, S, d_model)`` and the encoder's self-attention per layer."""
+        return self.encoder(self.source_embedding(source, "source"), self.source_mask(source), need_weights)
+
+    def decode(
+        self, target: torch.Tensor, memory: torch.Tensor, source: torch.Tensor, need_weights: bool = True
+    ) -> TransformerOutput:
+        """Decoder input ids ``(B, T)`` (starting with ``<bos>``) and the memory of ``source`` -> logits
+        ``(B, T, V)`` for the next token at every position, with the decoder's attention (no encoder part)."""
+        if target.shape[0] != memory.shape[0]:
+            raise ValueError(f"target {_shape(target)} and memory {_shape(memory)} must have the same batch size")
+        x = self.target_embedding(target, "target")
+        x, self_weights, cross_weights = self.decoder(
+            x, memory, self.target_mask(target), self.source_mask(source), need_weights
+        )
+        return TransformerOutput(self.out(x), None, self_weights, cross_weights)
+
+    def forward(self, source: torch.Tensor, target: torch.Tensor, need_weights: bool = True) -> TransformerOutput:
+        """source ids ``(B, S)``, decoder input ids ``(B, T)`` -> :class:`TransformerOutput`."""
+        for name, tokens in (("source", source), ("target", target)):
+            if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
+                check_tokens(name, tokens, 1)  # raises, naming the argument
+        if source.shape[0] != target.shape[0]:
+            raise ValueError(f"source {_shape(source)} and target {_shape(target)} must have the same batch size")
+        memory, encoder_weights = self.encode(source, need_weights)
+        decoded = self.decode(target, memory, source, need_weights)
+        decoded.encoder_attention = encoder_weights
+        return decoded
+
+    @torch.no_grad()
+    def greedy_decode(self, source: torch.Tensor, bos: int, eos: int, max_len: int | None = None) -> torch.Tensor:
+        """Decode one token at a time, always the most likely: ids ``(B, ≤ max_len)``; after ``<eos>`` comes padding."""
+        check_tokens("source", source, self.config.source_vocab)
+        max_len = check_positive_int("max_len", self.config.max_len if max_len is None else max_len)
+        if max_len > self.config.max_len and self.config.positions != "none":
+            raise ValueError(
+                f"max_len={max_len} is longer than the model's positional table (max_len={self.config.max_len})"
+            )
+        for name, token in (("bos", bos), ("eos", eos)):
+            if (
+                isinstance(token, bool)
+                or not isinstance(token, numbers.Integral)
+                or not 0 <= token < self.config.target_vocab
+            ):
+                raise ValueError(f"{name} must be a target token id below {self.config.target_vocab}, got {token!r}")
+        was_training = self.training
+        self.eval()  # no dropout: decoding is deterministic
+        memory, _ = self.encode(source, need_weights=False)
+        B = source.shape[0]
+        tokens = torch.full((B, 1), bos, dtype=torch.long, device=source.device)  # (B, 1): <bos>
+        done = torch.zeros(B, dtype=torch.bool, device=source.device)
+        for _ in range(max_len):
+            logits = self.decode(tokens, memory, source, need_weights=False).logits[:, -1]  # (B, V)
+            step = logits.argmax(-1).masked_fill(done, self.config.pad)  # (B,)
+            tokens = torch.cat([tokens, step[:, None]], dim=1)
+            done |= step == eos
+            if bool(done.all()):
+                break
+        self.train(was_training)
+        return tokens[:, 1:]
+
+
+class LanguageModel(nn.Module):
+    """A decoder-only Transformer (GPT, Radford et al. 2018): self-attention layers with a causal mask, so the
+    output at position t predicts token t + 1 for every t at once. ``causal=False`` gives a bidirectional
+    encoder that predicts at every position from the whole sequence (BERT-style)."""
+
+    def __init__(self, config: LanguageModelConfig):
+        super().__init__()
+        self.config = c = config
+        self.embedding = Embedding(c.vocab_size, c.d_model, c.max_len, c.positions, c.dropout, c.pad)
+        self.layers = Encoder(c.num_layers, c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.activation)
+        self.out = nn.Linear(c.d_model, c.vocab_size)
+
+    def mask(self, tokens: torch.Tensor) -> torch.Tensor:
+        """``(B, T)`` ids -> ``(B, 1, T, T)`` (causal) or ``(B, 1, 1, T)``: True where a key may be attended to."""
+        keep = (tokens != self.config.pad)[:, None, None, :]
+        return keep & causal_mask(tokens.shape[1], device=tokens.device) if self.config.causal else keep
+
+    def forward(self, tokens: torch.Tensor, need_weights: bool = True) -> LanguageModelOutput:
+        """ids ``(B, T)`` -> :class:`LanguageModelOutput` with logits ``(B, T, V)``."""
+        x, attention = self.layers(self.embedding(tokens), self.mask(tokens), need_weights)
+        return LanguageModelOutput(self.out(x), attention)
+
+    @torch.no_grad()
+    def generate(self, prompt: torch.Tensor, steps: int) -> torch.Tensor:
+        """Greedy continuation: append the most likely next token ``steps`` times: ``(B, T) -> (B, T + steps)``."""
+        if not self.config.causal:
+            raise ValueError("generate needs a causal model (config.causal=True)")
+        check_tokens("prompt", prompt, self.config.vocab_size)
+        steps = check_positive_int("steps", steps)
+        if self.config.positions != "none" and prompt.shape[1] + steps - 1 > self.config.max_len:
+            raise ValueError(
+                f"a prompt of length {prompt.shape[1]} and steps={steps} need {prompt.shape[1] + steps - 1} positions "
+                f"but the model has max_len={self.config.max_len}"
+            )
+        was_training = self.training
+        self.eval()  # no dropout: greedy continuation is deterministic
+        tokens = prompt
+        for _ in range(steps):
+            logits = self(tokens, need_weights=False).logits[:, -1]  # (B, V)
+            tokens = torch.cat([tokens, logits.argmax(-1, keepdim=True)], dim=1)
+        self.train(was_training)
+        return tokens

@@ -1,0 +1,41 @@
+"""Translate a typed sentence with a trained :class:`~attn.transformer.Transformer` (for the chapters' panels)."""
+
+from __future__ import annotations
+
+import torch
+
+from attn.additive import Translation, tokenize
+from attn.data.vocab import Vocab
+from attn.transformer.models import Transformer
+
+__all__ = ["translate"]
+
+
+def translate(
+    model: Transformer, sentence: str, source_vocab: Vocab, target_vocab: Vocab, max_words: int = 20
+) -> Translation:
+    """Greedy-decode one typed sentence; the alignment is the last layer's cross-attention averaged over heads,
+    read while the model re-reads its own translation. Unknown words become ``<unk>`` (and are listed); empty
+    or over-long input raises a ``ValueError`` that says so."""
+    if not isinstance(sentence, str):
+        raise ValueError(f"sentence must be a string, got {type(sentence).__name__}")
+    words = tokenize(sentence)
+    if not words:
+        raise ValueError("the sentence is empty: type a few words, e.g. 'the dog sees the cat'")
+    if len(words) > max_words:
+        raise ValueError(f"the sentence has {len(words)} words; this model reads at most {max_words}")
+    source = torch.tensor([source_vocab.encode(words, eos=True)])  # (1, S)
+    model.eval()
+    longest = min(2 * max_words, model.config.max_len)
+    decoded = model.greedy_decode(source, target_vocab.bos, target_vocab.eos, longest)[0]  # (≤ longest,)
+    ended = (decoded == target_vocab.eos).nonzero()
+    finished = len(ended) > 0
+    n = int(ended[0]) if finished else len(decoded)
+    target = [target_vocab.tokens[int(i)] for i in decoded[:n]]
+    with torch.no_grad():
+        # Row k of the decoder input predicts target word k (and, if the model ended, row n predicts <eos>).
+        target_in = torch.cat([torch.tensor([target_vocab.bos]), decoded[: n - 1 + finished]])[None]  # (1, rows)
+        cross = model(source, target_in).cross_attention
+    alignment = cross[-1][0].mean(0)  # (rows, S): heads averaged
+    unknown = [w for w in words if w not in source_vocab]
+    return Translation(words, target, finished, alignment, unknown)

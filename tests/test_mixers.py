@@ -1,0 +1,126 @@
+"""Attention vs a fixed linear mix vs a convolution: the three mixing matrices and the tagger around them."""
+
+import pytest
+import torch
+
+from attn.data.sequences import lookup_tokens, tagging_task
+from attn.mixers import MixerTagger, TokenMixer
+from attn.train import seeded, tagging_accuracy, train_tagger
+
+
+@pytest.mark.parametrize("kind", ["attention", "linear", "conv"])
+def test_mixer_output_is_its_matrix_times_the_values(kind):
+    torch.manual_seed(0)
+    mixer = TokenMixer(kind, d_model=8, max_len=6)
+    x = torch.randn(2, 5, 8)
+    y, W = mixer(x)
+    assert y.shape == (2, 5, 8) and W.shape == (2, 5, 5)
+    assert torch.allclose(y, mixer.W_o(W @ mixer.W_v(x)), atol=1e-6)
+
+
+def test_attention_mixing_depends_on_the_input_and_the_others_do_not():
+    torch.manual_seed(0)
+    x1, x2 = torch.randn(1, 5, 8), torch.randn(1, 5, 8)
+    attention = TokenMixer("attention", 8, 6)
+    assert not torch.allclose(attention.mixing(x1), attention.mixing(x2))
+    assert torch.allclose(attention.mixing(x1).sum(-1), torch.ones(1, 5))
+    for kind in ("linear", "conv"):
+        mixer = TokenMixer(kind, 8, 6)
+        assert torch.equal(mixer.mixing(x1), mixer.mixing(x2)), kind
+
+
+def test_conv_mixing_is_banded_toeplitz_with_the_kernel():
+    mixer = TokenMixer("conv", 4, 10)
+    with torch.no_grad():
+        mixer.kernel.copy_(torch.tensor([1.0, 2.0, 3.0]))
+    W = mixer.mixing(torch.zeros(1, 5, 4))[0]
+    expected = torch.tensor(
+        [[2, 3, 0, 0, 0], [1, 2, 3, 0, 0], [0, 1, 2, 3, 0], [0, 0, 1, 2, 3], [0, 0, 0, 1, 2]], dtype=torch.float32
+    )
+    assert torch.equal(W, expected)
+
+
+def test_mixers_refuse_bad_arguments():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        TokenMixer("rnn", 8, 6)
+    with pytest.raises(ValueError, match="kernel_size must be odd"):
+        TokenMixer("conv", 8, 6, kernel_size=4)
+    with pytest.raises(ValueError, match="max_len=6"):
+        TokenMixer("linear", 8, 6)(torch.zeros(1, 7, 8))
+    with pytest.raises(ValueError, match=r"x must have shape \(B, T, d_model=8\), got \(1, 7, 4\)"):
+        TokenMixer("linear", 8, 6)(torch.zeros(1, 7, 4))
+    with pytest.raises(ValueError, match="tokens holds ids"):
+        MixerTagger("conv", 5, 3, 6)(torch.tensor([[1, 9]]))
+
+
+def test_lookup_task_answers_are_on_the_matching_card():
+    x, y = tagging_task("lookup", 50, 6, 7, seed=3)
+    assert x.shape == y.shape == (50, 6)
+    assert bool((y[:, :-1] == -100).all())
+    for row, label in zip(x, y[:, -1], strict=True):
+        names = lookup_tokens(row, 7)
+        asked = names[-1][:-1]  # "k3?" -> "k3"
+        cards = dict(name.split("=") for name in names[:-1])
+        assert len(cards) == 5 and cards[asked] == str(int(label))
+    with pytest.raises(ValueError, match="lookup needs 2 <= length <= num_symbols"):
+        tagging_task("lookup", 5, 9, 7)
+    with pytest.raises(ValueError, match="not a lookup token"):
+        lookup_tokens(torch.tensor([0]), 7)
+
+
+def test_count_neighbours_and_reverse_labels():
+    x, y = tagging_task("count", 20, 7, 3, seed=0)
+    assert torch.equal(y[0], torch.tensor([int((x[0] == t).sum()) for t in x[0]]))
+    x, y = tagging_task("neighbours", 20, 6, 5, seed=1)
+    assert y[0, 0] == -100 and y[0, -1] == -100
+    assert int(y[0, 2]) == (int(x[0, 1]) - int(x[0, 3])) % 5
+    x, y = tagging_task("reverse", 4, 5, 9, seed=2)
+    assert torch.equal(y, x.flip(1)) and int(x.min()) >= 1 and int(x.max()) <= 9
+    assert torch.equal(tagging_task("count", 5, 4, 3, seed=7)[0], tagging_task("count", 5, 4, 3, seed=7)[0])
+    with pytest.raises(ValueError, match="task must be one of"):
+        tagging_task("sort", 5)
+
+
+def test_attention_learns_lookup_and_a_fixed_linear_mix_does_not():
+    train = tagging_task("lookup", 8000, 10, 10, seed=0)  # nine cards: too many to untangle from a fixed mix
+    test = tagging_task("lookup", 500, 10, 10, seed=1)
+    accuracy = {}
+    for kind in ("attention", "linear"):
+        with seeded(0):
+            model = MixerTagger(kind, 10 * 10 + 10 + 1, 10, 10, d_model=32, d_ff=64)
+        train_tagger(model, *train, steps=400, progress=False)
+        accuracy[kind] = tagging_accuracy(model, *test)
+    assert accuracy["attention"] >= 0.8 and accuracy["attention"] > accuracy["linear"] + 0.2, accuracy
+
+
+def test_train_tagger_refuses_mismatched_data():
+    with pytest.raises(ValueError, match=r"inputs and labels must both be \(N, T\)"):
+        inputs, labels = torch.ones(4, 3, dtype=torch.long), torch.ones(4, 2, dtype=torch.long)
+        train_tagger(MixerTagger("conv", 5, 3, 6), inputs, labels)
+
+
+def test_attention_mixing_is_the_scaled_softmax_of_its_projections():
+    torch.manual_seed(1)
+    mixer = TokenMixer("attention", 8, 6)
+    x = torch.randn(2, 5, 8)
+    q, k = mixer.W_q(x), mixer.W_k(x)
+    expected = torch.softmax(q @ k.transpose(-2, -1) / 8**0.5, dim=-1)
+    assert torch.allclose(mixer.mixing(x), expected, atol=1e-6)
+
+
+def test_conv_mixing_equals_torch_conv1d_with_one_shared_kernel():
+    torch.manual_seed(2)
+    mixer = TokenMixer("conv", 4, 10, kernel_size=5)
+    v = torch.randn(3, 7, 4)  # (B, T, d)
+    W = mixer.mixing(v)
+    channels = v.transpose(1, 2).reshape(3 * 4, 1, 7)  # every feature a separate 1-channel signal
+    reference = torch.nn.functional.conv1d(channels, mixer.kernel.detach().view(1, 1, 5), padding=2)
+    assert torch.allclose(W @ v, reference.view(3, 4, 7).transpose(1, 2), atol=1e-6)
+
+
+def test_tagger_returns_logits_and_the_mixing_matrix():
+    with seeded(0):
+        model = MixerTagger("linear", 9, 4, 6)
+    out = model(torch.tensor([[1, 2, 3], [4, 5, 6]]))
+    assert out.logits.shape == (2, 3, 4) and out.mixing.shape == (2, 3, 3)
+    assert torch.equal(out.mixing[0], model.mixer.W[:3, :3])

@@ -14,7 +14,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from attn.additive import Seq2Seq, Seq2SeqConfig
-from attn.data.translation import Corpus, Pair, alignment_mass, encode_batch, exact_match
+from attn.data.translation import Batch, Corpus, Pair, alignment_mass, encode_batch, exact_match
 from attn.transformer import Transformer, TransformerConfig
 
 __all__ = [
@@ -141,6 +141,12 @@ def evaluate_translation(
     )
 
 
+def _random_batch(corpus: Corpus, rng: np.random.Generator, batch_size: int) -> Batch:
+    """``batch_size`` training pairs drawn at random (with replacement), encoded and padded."""
+    chosen = rng.integers(len(corpus.train), size=batch_size)
+    return encode_batch([corpus.train[i] for i in chosen], corpus.source_vocab, corpus.target_vocab)
+
+
 def train_translator(
     corpus: Corpus,
     attention: str = "additive",
@@ -168,8 +174,7 @@ def train_translator(
     watched = encode_batch(watch, corpus.source_vocab, corpus.target_vocab) if watch else None
 
     def loss_fn(model: Seq2Seq, step: int) -> torch.Tensor:
-        chosen = rng.integers(len(corpus.train), size=batch_size)
-        batch = encode_batch([corpus.train[i] for i in chosen], corpus.source_vocab, corpus.target_vocab)
+        batch = _random_batch(corpus, rng, batch_size)
         logits = model(batch.source, batch.source_lengths, batch.target_in).logits  # (B, T, V)
         return loss_of(logits.flatten(0, 1), batch.target_out.flatten())
 
@@ -235,8 +240,7 @@ def train_transformer(
     watched = encode_batch(watch, corpus.source_vocab, corpus.target_vocab) if watch else None
 
     def loss_fn(model: Transformer, step: int) -> torch.Tensor:
-        chosen = rng.integers(len(corpus.train), size=batch_size)
-        batch = encode_batch([corpus.train[i] for i in chosen], corpus.source_vocab, corpus.target_vocab)
+        batch = _random_batch(corpus, rng, batch_size)
         logits = model(batch.source, batch.target_in, need_weights=False).logits  # (B, T, V)
         return loss_of(logits.flatten(0, 1), batch.target_out.flatten())
 

@@ -8,6 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
+from torch_reference import close, copy_attention, copy_layer, copy_norm, randn
 
 from attn.data.sequences import make_sequence_corpus
 from attn.data.translation import encode_batch
@@ -30,12 +31,7 @@ from attn.transformer import (
     sinusoidal_positions,
 )
 
-ATOL = 1e-5
 D, H, D_FF = 16, 4, 32
-
-
-def randn(*shape, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
 def randomize(module: nn.Module, seed: int = 0, std: float = 0.3) -> nn.Module:
@@ -45,33 +41,6 @@ def randomize(module: nn.Module, seed: int = 0, std: float = 0.3) -> nn.Module:
         for p in module.parameters():
             p.copy_(torch.randn(p.shape, generator=g) * std)
     return module
-
-
-def copy_attention(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
-    with torch.no_grad():
-        theirs.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]))
-        theirs.out_proj.weight.copy_(ours.W_o.weight)
-        if ours.W_q.bias is not None:
-            theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
-            theirs.out_proj.bias.copy_(ours.W_o.bias)
-
-
-def copy_norm(ours: LayerNorm, theirs: nn.LayerNorm) -> None:
-    with torch.no_grad():
-        theirs.weight.copy_(ours.gamma)
-        theirs.bias.copy_(ours.beta)
-
-
-def copy_feed_forward(layer, theirs) -> None:
-    with torch.no_grad():
-        theirs.linear1.weight.copy_(layer.feed_forward.W_1.weight)
-        theirs.linear1.bias.copy_(layer.feed_forward.W_1.bias)
-        theirs.linear2.weight.copy_(layer.feed_forward.W_2.weight)
-        theirs.linear2.bias.copy_(layer.feed_forward.W_2.bias)
-
-
-def close(actual, expected, atol=ATOL, rtol=1e-5):
-    torch.testing.assert_close(actual, expected, atol=atol, rtol=rtol)
 
 
 # ---------------------------------------------------------------- MultiHeadAttention vs torch
@@ -186,10 +155,7 @@ def test_encoder_layer_matches_torch(norm_first, activation, grad):
     theirs = nn.TransformerEncoderLayer(
         D, H, D_FF, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first
     ).eval()
-    copy_attention(ours.self_attention, theirs.self_attn)
-    copy_feed_forward(ours, theirs)
-    copy_norm(ours.norm1, theirs.norm1)
-    copy_norm(ours.norm2, theirs.norm2)
+    copy_layer(ours, theirs)
     x = randn(B, TK, D, seed=2)
     with torch.set_grad_enabled(grad):
         out, weights = ours(x, KEEP[:, None, None, :])
@@ -206,11 +172,7 @@ def test_decoder_layer_matches_torch(norm_first, activation):
     theirs = nn.TransformerDecoderLayer(
         D, H, D_FF, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first
     ).eval()
-    copy_attention(ours.self_attention, theirs.self_attn)
-    copy_attention(ours.cross_attention, theirs.multihead_attn)
-    copy_feed_forward(ours, theirs)
-    for n in (1, 2, 3):
-        copy_norm(getattr(ours, f"norm{n}"), getattr(theirs, f"norm{n}"))
+    copy_layer(ours, theirs)
     T = 5
     x, memory = randn(B, T, D, seed=2), randn(B, TK, D, seed=3)
     target_keep = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 1, 0, 0, 0]], dtype=torch.bool)

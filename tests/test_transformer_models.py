@@ -13,6 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch_reference import close, copy_layer, copy_norm, randn
 
 from attn.masks import causal_mask
 from attn.train import seeded
@@ -21,19 +22,12 @@ from attn.transformer import (
     Encoder,
     LanguageModel,
     LanguageModelConfig,
-    LayerNorm,
-    MultiHeadAttention,
     Transformer,
     TransformerConfig,
     sinusoidal_positions,
 )
 
-ATOL = 1e-5
 D, H, D_FF, LAYERS = 16, 4, 32, 2
-
-
-def randn(*shape, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
 def randomize(module: nn.Module, seed: int = 0, std: float = 0.3) -> nn.Module:
@@ -47,44 +41,12 @@ def randomize(module: nn.Module, seed: int = 0, std: float = 0.3) -> nn.Module:
     return module
 
 
-def close(actual, expected, atol=ATOL, rtol=1e-5):
-    torch.testing.assert_close(actual, expected, atol=atol, rtol=rtol)
-
-
 def differ(actual, expected, by=1e-3):
     """The check that a comparison would fail: the two differ by far more than its tolerance."""
     assert float((actual - expected).detach().abs().max()) > by
 
 
 # ---------------------------------------------------------------- copying weights into torch
-
-
-@torch.no_grad()
-def copy_attention(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
-    """torch packs W_Q, W_K, W_V into one ``in_proj_weight`` of shape (3 d_model, d_model)."""
-    theirs.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]))
-    theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
-    theirs.out_proj.weight.copy_(ours.W_o.weight)
-    theirs.out_proj.bias.copy_(ours.W_o.bias)
-
-
-@torch.no_grad()
-def copy_norm(ours: LayerNorm, theirs: nn.LayerNorm) -> None:
-    theirs.weight.copy_(ours.gamma)
-    theirs.bias.copy_(ours.beta)
-
-
-@torch.no_grad()
-def copy_layer(ours: nn.Module, theirs: nn.Module) -> None:
-    """An EncoderLayer into nn.TransformerEncoderLayer, or a DecoderLayer into nn.TransformerDecoderLayer."""
-    copy_attention(ours.self_attention, theirs.self_attn)
-    if hasattr(ours, "cross_attention"):
-        copy_attention(ours.cross_attention, theirs.multihead_attn)
-    theirs.linear1.load_state_dict(ours.feed_forward.W_1.state_dict())
-    theirs.linear2.load_state_dict(ours.feed_forward.W_2.state_dict())
-    for i in (1, 2, 3):
-        if hasattr(ours, f"norm{i}"):
-            copy_norm(getattr(ours, f"norm{i}"), getattr(theirs, f"norm{i}"))
 
 
 def copy_stack(ours: Encoder | Decoder, theirs: nn.TransformerEncoder | nn.TransformerDecoder) -> None:

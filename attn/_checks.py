@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import numbers
 
-__all__ = ["check_positive_int", "check_dropout"]
+__all__ = ["check_positive_int", "check_nonnegative_int", "check_dropout"]
 
 
 def check_positive_int(name: str, value: object) -> int:
     """``value`` if it is an int >= 1, else a ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return int(value)
+
+
+def check_nonnegative_int(name: str, value: object) -> int:
+    """``value`` if it is an int >= 0, else a ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"{name} must be an int >= 0, got {value!r}")
     return int(value)
 
 

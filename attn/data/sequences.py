@@ -17,7 +17,15 @@ from attn._checks import check_positive_int
 from attn.data.translation import Corpus, Pair
 from attn.data.vocab import Vocab
 
-__all__ = ["TASKS", "TAGGING_TASKS", "sequence_pair", "make_sequence_corpus", "tagging_task", "lookup_tokens"]
+__all__ = [
+    "TASKS",
+    "TAGGING_TASKS",
+    "sequence_pair",
+    "make_sequence_corpus",
+    "tagging_task",
+    "lookup_tokens",
+    "repeated_sequences",
+]
 
 TASKS = ("copy", "reverse", "sort")
 TAGGING_TASKS = ("count", "neighbours", "reverse", "lookup")
@@ -134,3 +142,26 @@ def lookup_tokens(ids: torch.Tensor, num_symbols: int) -> list[str]:
         else:
             raise ValueError(f"id {i} is not a lookup token for num_symbols={num_symbols}")
     return names
+
+
+def repeated_sequences(
+    n: int, length: int = 24, num_symbols: int = 32, periods: tuple[int, int] = (4, 12), seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` strings of ``length`` tokens, each a random segment (ids 1..num_symbols) repeated over and over, and
+    each string's period (the segment's length, drawn from ``periods`` inclusive): ``(n, length)``, ``(n,)``.
+
+    Before position ``period`` the next token is unpredictable; from there on it can be copied from one period
+    back. The period differs from string to string, so no fixed positional offset copies it: the model has to
+    find the earlier occurrence of the current token and read what followed it, which is what an induction
+    head does (Olsson et al. 2022).
+    """
+    for name, value in (("n", n), ("length", length), ("num_symbols", num_symbols)):
+        check_positive_int(name, value)
+    low, high = periods
+    if not 1 <= check_positive_int("periods[0]", low) <= check_positive_int("periods[1]", high) < length:
+        raise ValueError(f"periods must satisfy 1 <= low <= high < length={length}, got {periods}")
+    g = torch.Generator().manual_seed(seed)
+    period = torch.randint(low, high + 1, (n,), generator=g)  # (n,)
+    segment = torch.randint(1, num_symbols + 1, (n, high), generator=g)  # (n, high); row i uses period[i] of them
+    t = torch.arange(length)
+    return segment.gather(1, t[None, :] % period[:, None]), period  # (n, length), (n,)

@@ -39,6 +39,8 @@ __all__ = [
     "alignment_matrix",
     "accuracy_by_length",
     "LEXICON",
+    "NUMBER",
+    "parse_english",
 ]
 
 # (English singular, English plural, German singular, German plural, gender)
@@ -113,6 +115,8 @@ def _lexicon() -> dict[str, frozenset[str]]:
 
 
 LEXICON = _lexicon()
+# The grammatical number of every English noun and verb form: "dog" and "sees" are singular, "dogs", "see" plural.
+NUMBER = {w: n for forms in NOUNS + VERBS for w, n in zip(forms[:2], ("singular", "plural"), strict=True)}
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,63 @@ def render(sentence: Sentence) -> Pair:
     target = [w for words, _ in parts for w in words]
     alignment = [a for _, align in parts for a in align]
     return Pair(tuple(source), tuple(target), tuple(alignment))
+
+
+def _parse_number(words: Sequence[str], i: int) -> tuple[int | None, int]:
+    """The count 2..59 written at ``words[i:]`` and the position after it, or (None, i)."""
+    units = {w: n for n, (w, _) in enumerate(UNITS, start=1)}
+    teens = {w: n for n, (w, _) in enumerate(TEENS, start=10)}
+    tens = {w: n for n, (w, _) in enumerate(TENS, start=2)}
+    word = words[i] if i < len(words) else None
+    if word in units:
+        return units[word], i + 1
+    if word in teens:
+        return teens[word], i + 1
+    if word in tens:
+        after = words[i + 1] if i + 1 < len(words) else None
+        return (10 * tens[word] + units[after], i + 2) if after in units else (10 * tens[word], i + 1)
+    return None, i
+
+
+def _parse_np(words: Sequence[str], i: int) -> tuple[NounPhrase | None, int]:
+    """A noun phrase at ``words[i:]`` (number unchecked against the noun: :func:`parse_english` re-renders)."""
+    adjectives = {w: a for a, (w, _) in enumerate(ADJECTIVES)}
+    nouns = {w: (n, plural) for n, forms in enumerate(NOUNS) for plural, w in enumerate(forms[:2])}
+    if i < len(words) and words[i] == "the":
+        number, i = None, i + 1
+    else:
+        number, i = _parse_number(words, i)
+        if number is None or number == 1:
+            return None, i
+    chosen = []
+    while i < len(words) and words[i] in adjectives:
+        chosen.append(adjectives[words[i]])
+        i += 1
+    if i == len(words) or words[i] not in nouns:
+        return None, i
+    noun, plural = nouns[words[i]]
+    if number is None and plural:
+        number = 0  # "the dogs"
+    return NounPhrase(noun, tuple(chosen), number), i + 1
+
+
+def parse_english(words: Sequence[str]) -> Sentence | None:
+    """The :class:`Sentence` whose English is ``words``, or None if the grammar cannot produce them
+    (wrong agreement, a repeated adjective, a word out of place...): a check of generated text."""
+    words = list(words)
+    intro = next((k for k, (en, _) in enumerate(INTROS) if tuple(words[:3]) == en), None)
+    subject, i = _parse_np(words, 0 if intro is None else 3)
+    verb = next((v for v, forms in enumerate(VERBS) if i < len(words) and words[i] in forms[:2]), None)
+    if subject is None or verb is None:
+        return None
+    obj, i = _parse_np(words, i + 1)
+    if obj is None or i != len(words) or any(len(set(np_.adjectives)) != len(np_.adjectives) for np_ in (subject, obj)):
+        return None
+    sentence = Sentence(subject, verb, obj, intro)
+    try:
+        return sentence if render(sentence).source == tuple(words) else None
+    except ValueError:
+        return None
 
 
 def _sample_np(rng: np.random.Generator) -> NounPhrase:

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attn._checks import check_dropout, check_positive_int
+from attn._checks import check_dropout, check_nonnegative_int, check_positive_int
 from attn.functional import _shape
 from attn.transformer.attention import MultiHeadAttention
 
@@ -68,7 +68,10 @@ class FeedForward(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention then feed-forward, each in a residual connection with LayerNorm (§3.1)."""
+    """Self-attention then feed-forward, each in a residual connection with LayerNorm (§3.1).
+
+    ``d_ff=0`` leaves the feed-forward sub-layer out: an attention-only layer (Elhage et al. 2021).
+    """
 
     def __init__(
         self,
@@ -78,11 +81,14 @@ class EncoderLayer(nn.Module):
         dropout: float = 0.1,
         norm_first: bool = False,
         activation: str = "relu",
+        eps: float = 1e-5,
     ):
         super().__init__()
         self.self_attention = MultiHeadAttention(d_model, num_heads, dropout)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout, activation)
-        self.norm1, self.norm2 = LayerNorm(d_model), LayerNorm(d_model)
+        d_ff = check_nonnegative_int("d_ff", d_ff)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout, activation) if d_ff else None
+        self.norm1 = LayerNorm(d_model, eps)
+        self.norm2 = LayerNorm(d_model, eps) if d_ff else None
         self.dropout = nn.Dropout(check_dropout(dropout))
         self.norm_first = bool(norm_first)
 
@@ -95,9 +101,13 @@ class EncoderLayer(nn.Module):
             h = self.norm1(x)
             attended, weights = self.self_attention(h, h, h, mask, need_weights)
             x = x + self.dropout(attended)
+            if self.feed_forward is None:
+                return x, weights
             return x + self.dropout(self.feed_forward(self.norm2(x))), weights
         attended, weights = self.self_attention(x, x, x, mask, need_weights)
         x = self.norm1(x + self.dropout(attended))
+        if self.feed_forward is None:
+            return x, weights
         return self.norm2(x + self.dropout(self.feed_forward(x))), weights
 
 

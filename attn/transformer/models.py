@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attn._checks import check_dropout, check_positive_int
+from attn._checks import check_dropout, check_nonnegative_int, check_positive_int
 from attn.functional import _shape
 from attn.masks import causal_mask
 from attn.transformer.layers import DecoderLayer, EncoderLayer, LayerNorm
@@ -64,7 +64,7 @@ class LanguageModelConfig:
     d_model: int = 64
     num_heads: int = 4
     num_layers: int = 2
-    d_ff: int = 256
+    d_ff: int = 256  # 0: attention-only layers, no feed-forward (Elhage et al. 2021)
     dropout: float = 0.1
     max_len: int = 128
     positions: str = "sinusoidal"
@@ -78,8 +78,12 @@ class LanguageModelConfig:
 
 
 def _check_config(config: TransformerConfig | LanguageModelConfig, vocabularies: tuple[str, ...]) -> None:
-    for name in (*vocabularies, "d_model", "num_heads", "num_layers", "d_ff", "max_len"):
+    for name in (*vocabularies, "d_model", "num_heads", "num_layers", "max_len"):
         check_positive_int(name, getattr(config, name))
+    if isinstance(config, LanguageModelConfig):
+        check_nonnegative_int("d_ff", config.d_ff)
+    else:
+        check_positive_int("d_ff", config.d_ff)
     if config.d_model % config.num_heads:
         raise ValueError(f"d_model={config.d_model} is not divisible by num_heads={config.num_heads}")
     check_dropout(config.dropout)
@@ -132,13 +136,15 @@ def check_tokens(name: str, tokens: object, vocab_size: int) -> None:
 class Encoder(nn.Module):
     """A stack of ``num_layers`` :class:`EncoderLayer` (§3.1); a pre-LN stack ends with a LayerNorm."""
 
-    def __init__(self, num_layers, d_model, num_heads, d_ff, dropout=0.1, norm_first=False, activation="relu"):
+    def __init__(
+        self, num_layers, d_model, num_heads, d_ff, dropout=0.1, norm_first=False, activation="relu", eps=1e-5
+    ):
         super().__init__()
-        layer_args = (d_model, num_heads, d_ff, dropout, norm_first, activation)
+        layer_args = (d_model, num_heads, d_ff, dropout, norm_first, activation, eps)
         self.layers = nn.ModuleList(
             EncoderLayer(*layer_args) for _ in range(check_positive_int("num_layers", num_layers))
         )
-        self.norm = LayerNorm(d_model) if norm_first else None
+        self.norm = LayerNorm(d_model, eps) if norm_first else None
 
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
@@ -314,12 +320,21 @@ class LanguageModel(nn.Module):
         return LanguageModelOutput(self.out(x), attention)
 
     @torch.no_grad()
-    def generate(self, prompt: torch.Tensor, steps: int) -> torch.Tensor:
-        """Greedy continuation: append the most likely next token ``steps`` times: ``(B, T) -> (B, T + steps)``."""
+    def generate(
+        self,
+        prompt: torch.Tensor,
+        steps: int,
+        temperature: float = 0.0,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor:
+        """Continue ``prompt`` by ``steps`` tokens: ``(B, T) -> (B, T + steps)``. ``temperature=0`` appends the
+        most likely token (greedy); ``temperature > 0`` samples from ``softmax(logits / temperature)``."""
         if not self.config.causal:
             raise ValueError("generate needs a causal model (config.causal=True)")
         check_tokens("prompt", prompt, self.config.vocab_size)
         steps = check_positive_int("steps", steps)
+        if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature >= 0:
+            raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
         if self.config.positions != "none" and prompt.shape[1] + steps - 1 > self.config.max_len:
             raise ValueError(
                 f"a prompt of length {prompt.shape[1]} and steps={steps} need {prompt.shape[1] + steps - 1} positions "
@@ -330,6 +345,10 @@ class LanguageModel(nn.Module):
         tokens = prompt
         for _ in range(steps):
             logits = self(tokens, need_weights=False).logits[:, -1]  # (B, V)
-            tokens = torch.cat([tokens, logits.argmax(-1, keepdim=True)], dim=1)
+            if temperature == 0:
+                step = logits.argmax(-1, keepdim=True)  # (B, 1)
+            else:
+                step = torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=generator)  # (B, 1)
+            tokens = torch.cat([tokens, step], dim=1)
         self.train(was_training)
         return tokens

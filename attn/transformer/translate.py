@@ -1,14 +1,16 @@
-"""Translate a typed sentence with a trained :class:`~attn.transformer.Transformer` (for the chapters' panels)."""
+"""Use trained models on typed or sampled text: translate with a :class:`~attn.transformer.Transformer`, write
+sentences with a :class:`~attn.transformer.LanguageModel` (for the chapters' panels)."""
 
 from __future__ import annotations
 
 import torch
 
+from attn._checks import check_positive_int
 from attn.additive import Translation, tokenize
 from attn.data.vocab import Vocab
-from attn.transformer.models import Transformer
+from attn.transformer.models import LanguageModel, Transformer
 
-__all__ = ["translate"]
+__all__ = ["translate", "sample_sentences"]
 
 
 def translate(
@@ -39,3 +41,17 @@ def translate(
     alignment = cross[-1][0].mean(0)  # (rows, S): heads averaged
     unknown = [w for w in words if w not in source_vocab]
     return Translation(words, target, finished, alignment, unknown)
+
+
+def sample_sentences(
+    model: LanguageModel, vocab: Vocab, n: int, temperature: float = 1.0, seed: int = 0, max_words: int = 20
+) -> list[str]:
+    """``n`` sentences written by a causal :class:`~attn.transformer.LanguageModel` from ``<bos>``, each token
+    drawn from ``softmax(logits / temperature)`` (0: greedy) with a generator seeded by ``seed``; a sentence
+    ends at ``<eos>`` or after ``max_words``."""
+    n = check_positive_int("n", n)
+    prompt = torch.full((n, 1), vocab.bos, dtype=torch.long)  # (n, 1)
+    steps = min(check_positive_int("max_words", max_words) + 1, model.config.max_len)
+    g = torch.Generator().manual_seed(seed)
+    written = model.generate(prompt, steps, temperature=temperature, generator=g)  # (n, 1 + steps)
+    return [" ".join(vocab.decode(row)) for row in written]

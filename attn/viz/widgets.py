@@ -26,6 +26,8 @@ __all__ = [
     "translation_panel",
     "addressing_panel",
     "memory_panel",
+    "head_panel",
+    "sampling_panel",
 ]
 
 
@@ -270,3 +272,59 @@ def memory_panel(
         return png, readout
 
     return _panel([choose, story, question], render)
+
+
+def head_panel(
+    read: Callable[[str], tuple[Sequence[torch.Tensor], Sequence[str]]],
+    examples: Sequence[str],
+    layer: int = 0,
+    head: int = 0,
+) -> widgets.VBox:
+    """Type a sentence (or pick one) and choose a layer and a head: that head's attention heatmap.
+
+    ``read(sentence)`` returns a tuple over layers of ``(1, H, T, T)`` weights and the T tokens; a
+    ``ValueError`` it raises is shown as a message, never raised.
+    """
+    if not examples:
+        raise ValueError("examples must hold at least one sentence for the drop-down")
+    attention, _ = read(examples[0])
+    L, H = len(attention), attention[0].shape[1]
+    if not (0 <= layer < L and 0 <= head < H):
+        raise ValueError(f"layer must be in 0..{L - 1} and head in 0..{H - 1}, got layer={layer}, head={head}")
+    choose = widgets.Dropdown(options=list(examples), value=examples[0], description="example",
+                              layout={"width": "95%"})  # fmt: skip
+    text = widgets.Text(value=examples[0], description="sentence", continuous_update=False,
+                        layout={"width": "95%"})  # fmt: skip
+    choose.observe(lambda change: setattr(text, "value", change["new"]), names="value")
+    layer_slider = widgets.IntSlider(value=layer + 1, min=1, max=L, description="layer")
+    head_slider = widgets.IntSlider(value=head + 1, min=1, max=H, description="head")
+
+    def render() -> tuple[bytes, str]:
+        try:
+            attention, tokens = read(text.value)
+        except ValueError as error:
+            return b"", _error_html(error)
+        weights = attention[layer_slider.value - 1][0, head_slider.value - 1]  # (T, T)
+        title = f"layer {layer_slider.value}, head {head_slider.value}"
+        return _alignment_png(weights, tokens, tokens, title), f"<b>{len(tokens)} tokens</b>"
+
+    return _panel([choose, text, layer_slider, head_slider], render)
+
+
+def sampling_panel(sample: Callable[[float], Sequence[str]], temperature: float = 1.0) -> widgets.VBox:
+    """A temperature slider over text a model writes: ``sample(τ)`` returns sentences drawn at temperature τ."""
+    slider = _temperature_slider(temperature)
+    out = widgets.HTML()
+
+    def update(_change: object = None) -> None:
+        try:
+            written = sample(slider.value)
+        except ValueError as error:
+            out.value = _error_html(error)
+            return
+        lines = "".join(f"<li>{html.escape(s) or '(empty)'}</li>" for s in written)
+        out.value = f"<b>τ = {slider.value:.2f}</b><ol>{lines}</ol>"
+
+    slider.observe(update, names="value")
+    update()
+    return widgets.VBox([slider, out])

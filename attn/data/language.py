@@ -1,0 +1,78 @@
+"""Text for training tiny language models: the English side of the translation corpus, and BERT's masking.
+
+A sentence becomes ``<bos> words <eos>`` padded with 0. A causal model reads it left to right and predicts
+every next token at once; a masked language model (Devlin et al. 2019, §3.1) sees it with some words hidden
+behind ``<mask>`` and predicts them from both sides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from attn._checks import check_positive_int
+from attn.data.sequences import IGNORE
+from attn.data.translation import make_corpus
+from attn.data.vocab import Vocab
+
+__all__ = ["MASK", "TextCorpus", "make_text_corpus", "encode_sentences", "mask_tokens"]
+
+MASK = "<mask>"
+
+
+@dataclass(frozen=True)
+class TextCorpus:
+    """Training and held-out sentences as ids ``(N, T)``: ``<bos> words <eos>``, then padding (0)."""
+
+    train: torch.Tensor
+    test: torch.Tensor
+    vocab: Vocab
+
+    @property
+    def mask(self) -> int:
+        """The id of ``<mask>``."""
+        return self.vocab.index[MASK]
+
+
+def encode_sentences(sentences: Sequence[Sequence[str]], vocab: Vocab) -> torch.Tensor:
+    """``<bos> words <eos>`` for each sentence, padded to the longest: ``(N, T)``."""
+    if not sentences:
+        raise ValueError("sentences must not be empty")
+    rows = [[vocab.bos, *vocab.encode(s, eos=True)] for s in sentences]
+    out = torch.full((len(rows), max(map(len, rows))), vocab.pad, dtype=torch.long)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = torch.tensor(row)
+    return out
+
+
+def make_text_corpus(n_train: int = 20_000, n_test: int = 1_000, seed: int = 0) -> TextCorpus:
+    """The English sentences of :func:`attn.data.translation.make_corpus` (held-out ones unseen in training)."""
+    corpus = make_corpus(n_train, n_test, seed)
+    vocab = Vocab([*corpus.source_vocab.tokens, MASK])
+    return TextCorpus(
+        encode_sentences([p.source for p in corpus.train], vocab),
+        encode_sentences([p.source for p in corpus.test], vocab),
+        vocab,
+    )
+
+
+def mask_tokens(
+    tokens: torch.Tensor, mask: int, vocab_size: int, rate: float = 0.15, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's masked-LM corruption: each word (id >= 4, not padding or a boundary) is chosen with probability
+    ``rate``; of the chosen, 80 % become ``mask``, 10 % a random word, 10 % stay. Returns the corrupted inputs
+    and labels ``(B, T)``: the original id where chosen, -100 (not scored) elsewhere."""
+    if not 0 < rate <= 1:
+        raise ValueError(f"rate must be in (0, 1], got {rate!r}")
+    if check_positive_int("vocab_size", vocab_size) <= 4:
+        raise ValueError(f"vocab_size must be above 4 (ids 0-3 are special, random words are 4..), got {vocab_size}")
+    words = tokens >= 4  # <pad>, <bos>, <eos>, <unk> are never chosen
+    chosen = words & (torch.rand(tokens.shape, generator=generator) < rate)
+    labels = torch.where(chosen, tokens, IGNORE)
+    how = torch.rand(tokens.shape, generator=generator)  # < 0.8: <mask>; < 0.9: a random word; else unchanged
+    random_words = torch.randint(4, vocab_size, tokens.shape, generator=generator)
+    inputs = torch.where(chosen & (how < 0.8), mask, tokens)
+    inputs = torch.where(chosen & (how >= 0.8) & (how < 0.9), random_words, inputs)
+    return inputs, labels

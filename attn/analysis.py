@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 import torch
 
+from attn._checks import check_positive_int
 from attn.functional import _shape
 from attn.transformer.attention import MultiHeadAttention
 
@@ -32,9 +33,9 @@ def _describe(x: object) -> object:
 
 
 def _check(weights: object) -> torch.Tensor:
+    """``weights`` if it is one layer's ``(B, H, Tq, Tk)`` attention, else a ValueError."""
     if not isinstance(weights, torch.Tensor) or weights.dim() != 4:
-        got = _shape(weights) if isinstance(weights, torch.Tensor) else type(weights).__name__
-        raise ValueError(f"weights must be one layer's attention (B, H, Tq, Tk), got {got}")
+        raise ValueError(f"weights must be one layer's attention (B, H, Tq, Tk), got {_describe(weights)}")
     return weights
 
 
@@ -43,8 +44,10 @@ def _queries(weights: torch.Tensor, queries: torch.Tensor | None) -> torch.Tenso
     B, H, Tq, Tk = weights.shape
     if queries is None:
         return weights.new_ones(B, 1, Tq)
-    if not isinstance(queries, torch.Tensor) or queries.shape != (B, Tq):
+    if not isinstance(queries, torch.Tensor) or queries.shape != (B, Tq) or queries.dtype != torch.bool:
         raise ValueError(f"queries must be a (B, Tq) = ({B}, {Tq}) bool mask, got {_describe(queries)}")
+    if not queries.any():
+        raise ValueError("queries marks no query row: there is nothing to average")
     return queries.to(weights.dtype)[:, None, :]
 
 
@@ -88,14 +91,16 @@ def mass_on(weights: torch.Tensor, targets: torch.Tensor, queries: torch.Tensor 
 
 def previous_token_targets(T: int) -> torch.Tensor:
     """``(T, T)``: query i marks key i - 1 (a previous-token head attends there)."""
-    return torch.ones(T - 1, dtype=torch.bool).diag(-1)
+    return torch.ones(check_positive_int("T", T) - 1, dtype=torch.bool).diag(-1)
 
 
 def induction_targets(periods: torch.Tensor, T: int) -> torch.Tensor:
     """For strings that repeat with period ``periods (B,)``: ``(B, T, T)`` marking, for a query i >= p, key
     i - p + 1, the token that followed the previous occurrence of token i (where an induction head looks)."""
-    if not isinstance(periods, torch.Tensor) or periods.dim() != 1 or (periods < 1).any():
-        raise ValueError(f"periods must be a (B,) tensor of periods >= 1, got {_describe(periods)}")
+    T = check_positive_int("T", T)
+    integer = isinstance(periods, torch.Tensor) and periods.dim() == 1 and not periods.is_floating_point()
+    if not integer or (periods < 1).any():
+        raise ValueError(f"periods must be a (B,) integer tensor of periods >= 1, got {_describe(periods)}")
     i = torch.arange(T)
     key = i[None, :] - periods[:, None] + 1  # (B, T)
     targets = torch.zeros(len(periods), T, T, dtype=torch.bool)
@@ -114,6 +119,8 @@ def ablate_heads(attentions: Sequence[MultiHeadAttention], heads: Iterable[tuple
     try:
         with torch.no_grad():
             for layer, head in heads:
+                if not all(isinstance(i, int) and not isinstance(i, bool) for i in (layer, head)):
+                    raise ValueError(f"heads must hold (layer, head) pairs of ints, got {(layer, head)!r}")
                 if not 0 <= layer < len(attentions):
                     raise ValueError(f"layer {layer} is out of range: the model has {len(attentions)} layers")
                 mha = attentions[layer]

@@ -345,11 +345,29 @@ def language_model_batch(
     return inputs, labels
 
 
+@contextmanager
+def _evaluating(model: nn.Module) -> Iterator[None]:
+    """Eval mode (no dropout) and no gradients inside the block; the model's mode is restored after it."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        model.train(was_training)
+
+
+def _check_objective(model: LanguageModel, objective: str) -> None:
+    """Next-token objectives need a causal model: a bidirectional one would see the token it predicts."""
+    if objective in ("next", "one") and not model.config.causal:
+        raise ValueError(f"objective {objective!r} needs a causal model (config.causal=True); use 'masked'")
+
+
 def token_losses(model: LanguageModel, tokens: torch.Tensor) -> torch.Tensor:
     """The cross-entropy (nats) of each next-token prediction of a causal model on ``tokens (N, T)``:
     ``(N, T - 1)``, entry t for predicting token t + 1 (0 where that token is padding)."""
-    model.eval()
-    with torch.no_grad():
+    _check_objective(model, "next")
+    with _evaluating(model):
         logits = model(tokens[:, :-1], need_weights=False).logits  # (N, T-1, V)
     targets = tokens[:, 1:].masked_fill(tokens[:, 1:] == 0, IGNORE)  # (N, T-1)
     return nn.functional.cross_entropy(logits.transpose(1, 2), targets, ignore_index=IGNORE, reduction="none")
@@ -359,10 +377,10 @@ def language_model_loss(
     model: LanguageModel, tokens: torch.Tensor, objective: str, mask: int | None = None, seed: int = 0
 ) -> float:
     """Mean cross-entropy (nats per scored token) of ``objective`` on ``tokens``; masking drawn from ``seed``."""
+    _check_objective(model, objective)
     g = torch.Generator().manual_seed(seed)
     inputs, labels = language_model_batch(tokens, objective, mask, model.config.vocab_size, g)
-    model.eval()
-    with torch.no_grad():
+    with _evaluating(model):
         logits = model(inputs, need_weights=False).logits  # (B, T, V)
     return float(nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE))
 
@@ -386,7 +404,8 @@ def train_language_model(
     the history stores, on ``valid``, for a causal model the next-token loss (``"next_loss"``) and every
     prediction's loss (``"token_loss"``, ``(N, T - 1)``, see :func:`token_losses`); for a bidirectional one the
     masked-LM loss (``"masked_loss"``)."""
-    language_model_batch(tokens[:1], objective, mask, model.config.vocab_size)  # check the arguments first
+    _check_objective(model, objective)
+    language_model_batch(tokens[:1], objective, mask, model.config.vocab_size, torch.Generator())  # check arguments
     rng = np.random.default_rng(seed)
     g = torch.Generator().manual_seed(seed)
     loss_of = nn.CrossEntropyLoss(ignore_index=IGNORE)
@@ -415,20 +434,19 @@ def _rows(tokens: torch.Tensor, rng: np.random.Generator, batch_size: int) -> to
     return batch[:, : int((batch != 0).sum(1).max())]
 
 
-@torch.no_grad()
 def fill_in(model: LanguageModel, tokens: torch.Tensor, mask: int | None = None) -> torch.Tensor:
     """The model's guess for every word of ``tokens (N, T)`` when that word is blanked out: ``(N, T)`` ids
     (-100 at padding and ``<bos>``). A causal model guesses from the words on the left (one forward pass); a
     bidirectional one sees the sentence with that one word replaced by ``mask`` (one pass per position)."""
-    model.eval()
+    if not model.config.causal and mask is None:
+        raise ValueError("a bidirectional model needs the id of the mask token (mask=...)")
     guesses = torch.full_like(tokens, IGNORE)
-    if model.config.causal:
-        guesses[:, 1:] = model(tokens[:, :-1], need_weights=False).logits.argmax(-1)
-    else:
-        if mask is None:
-            raise ValueError("a bidirectional model needs the id of the mask token (mask=...)")
-        for t in range(1, tokens.shape[1]):
-            blanked = tokens.clone()
-            blanked[:, t] = mask
-            guesses[:, t] = model(blanked, need_weights=False).logits[:, t].argmax(-1)
+    with _evaluating(model):
+        if model.config.causal:
+            guesses[:, 1:] = model(tokens[:, :-1], need_weights=False).logits.argmax(-1)
+        else:
+            for t in range(1, tokens.shape[1]):
+                blanked = tokens.clone()
+                blanked[:, t] = mask
+                guesses[:, t] = model(blanked, need_weights=False).logits[:, t].argmax(-1)
     return guesses.masked_fill(tokens == 0, IGNORE)

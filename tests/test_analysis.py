@@ -324,5 +324,21 @@ def test_masks_that_are_not_tensors_are_value_errors():
         mass_on(weights, [[True, False]])
     with pytest.raises(ValueError, match=r"queries must be a \(B, Tq\) = \(1, 2\) bool mask, got list"):
         attention_entropy(weights, [[True, True]])
-    with pytest.raises(ValueError, match=r"periods must be a \(B,\) tensor of periods >= 1"):
+    with pytest.raises(ValueError, match=r"periods must be a \(B,\) integer tensor of periods >= 1"):
         induction_targets(torch.tensor([0]), 3)
+
+
+def test_empty_or_float_query_masks_and_bad_indices_are_value_errors():
+    weights = torch.rand(1, 2, 3, 3).softmax(-1)
+    with pytest.raises(ValueError, match="queries marks no query row"):
+        attention_entropy(weights, torch.zeros(1, 3, dtype=torch.bool))
+    with pytest.raises(ValueError, match="bool mask"):
+        attention_distance(weights, torch.ones(1, 3))
+    with pytest.raises(ValueError, match="T must be a positive int, got 0"):
+        previous_token_targets(0)
+    with pytest.raises(ValueError, match="integer tensor"):
+        induction_targets(torch.tensor([2.0]), 4)
+    mha = MultiHeadAttention(4, 2)
+    bad = ablate_heads([mha, mha], [(True, 0)])
+    with pytest.raises(ValueError, match=r"heads must hold \(layer, head\) pairs of ints, got \(True, 0\)"), bad:
+        pass

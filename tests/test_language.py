@@ -21,6 +21,7 @@ from attn.train import (  # noqa: E402
     OBJECTIVES,
     fill_in,
     language_model_batch,
+    language_model_loss,
     seeded,
     token_losses,
     train_language_model,
@@ -382,7 +383,7 @@ def test_sample_sentences(corpus):
     model = tiny_lm(len(corpus.vocab), seed=7)
     sentences = sample_sentences(model, corpus.vocab, 5, temperature=1.0, seed=0, max_words=6)
     assert len(sentences) == 5 and all(isinstance(s, str) for s in sentences)
-    assert all(len(s.split()) <= 7 for s in sentences)  # max_words + 1 tokens, the last may be a word
+    assert all(len(s.split()) <= 6 for s in sentences)  # at most max_words tokens
     assert sample_sentences(model, corpus.vocab, 5, temperature=1.0, seed=0, max_words=6) == sentences
     assert sample_sentences(model, corpus.vocab, 5, temperature=1.0, seed=1, max_words=6) != sentences
     greedy = sample_sentences(model, corpus.vocab, 4, temperature=0.0, seed=3)
@@ -505,5 +506,52 @@ def test_sampling_panel_redraws_with_the_temperature(corpus):
 
 
 def test_mask_tokens_needs_room_for_random_words():
-    with pytest.raises(ValueError, match="vocab_size must be above 4"):
-        mask_tokens(torch.tensor([[1, 5, 2]]), 4, 4)
+    with pytest.raises(ValueError, match="vocab_size must be above 5"):
+        mask_tokens(torch.tensor([[1, 5, 2]]), 4, 5)
+
+
+def test_mask_tokens_checks_tokens_and_mask_and_never_draws_the_mask_as_a_random_word():
+    with pytest.raises(ValueError, match=r"tokens must be a \(B, T\) tensor of int64 ids, got torch.float32 \(3,\)"):
+        mask_tokens(torch.tensor([1.0, 5.0, 2.0]), 9, 10)
+    with pytest.raises(ValueError, match=r"mask must be a word id in 4..9, got 99"):
+        mask_tokens(torch.tensor([[1, 5, 2]]), 99, 10)
+    tokens = torch.full((200, 50), 5)
+    inputs, labels = mask_tokens(tokens, 6, 8, rate=1.0, generator=torch.Generator().manual_seed(0))
+    replaced = inputs[(inputs != 6) & (inputs != 5)]  # the random words that differ from the original
+    assert len(replaced) > 0 and set(replaced.tolist()) <= {4, 7}  # never <mask> (6)
+
+
+def test_next_token_objectives_refuse_a_bidirectional_model(corpus):
+    with seeded(0):
+        model = LanguageModel(LanguageModelConfig(len(corpus.vocab), d_model=8, num_heads=2, num_layers=1, d_ff=8,
+                                                  causal=False))  # fmt: skip
+    for call in (
+        lambda: train_language_model(model, corpus.train, "next", 1, progress=False),
+        lambda: language_model_loss(model, corpus.test, "one"),
+        lambda: token_losses(model, corpus.test),
+    ):
+        with pytest.raises(ValueError, match="needs a causal model"):
+            call()
+
+
+def test_evaluation_restores_the_training_mode(corpus):
+    with seeded(0):
+        model = LanguageModel(LanguageModelConfig(len(corpus.vocab), d_model=8, num_heads=2, num_layers=1, d_ff=8))
+    model.train()
+    token_losses(model, corpus.test[:4])
+    fill_in(model, corpus.test[:4])
+    language_model_loss(model, corpus.test[:4], "next")
+    assert model.training
+
+
+def test_sampling_at_a_tiny_temperature_is_greedy_not_nan(corpus):
+    with seeded(0):
+        model = LanguageModel(LanguageModelConfig(len(corpus.vocab), d_model=8, num_heads=2, num_layers=1, d_ff=8))
+    prompt = torch.full((3, 1), corpus.vocab.bos)
+    tiny = model.generate(prompt, 5, temperature=1e-40, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(tiny, model.generate(prompt, 5))
+
+
+def test_parse_english_refuses_a_string():
+    with pytest.raises(ValueError, match="words must be a list of words, not a string"):
+        parse_english("the dog sees the cat")

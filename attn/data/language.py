@@ -62,17 +62,23 @@ def mask_tokens(
     tokens: torch.Tensor, mask: int, vocab_size: int, rate: float = 0.15, generator: torch.Generator | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """BERT's masked-LM corruption: each word (id >= 4, not padding or a boundary) is chosen with probability
-    ``rate``; of the chosen, 80 % become ``mask``, 10 % a random word, 10 % stay. Returns the corrupted inputs
-    and labels ``(B, T)``: the original id where chosen, -100 (not scored) elsewhere."""
+    ``rate``; of the chosen, 80 % become ``mask``, 10 % a random other word, 10 % stay. Returns the corrupted
+    inputs and labels ``(B, T)``: the original id where chosen, -100 (not scored) elsewhere."""
+    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.dtype not in (torch.int64, torch.int32):
+        got = f"{tokens.dtype} {tuple(tokens.shape)}" if isinstance(tokens, torch.Tensor) else type(tokens).__name__
+        raise ValueError(f"tokens must be a (B, T) tensor of int64 ids, got {got}")
     if not 0 < rate <= 1:
         raise ValueError(f"rate must be in (0, 1], got {rate!r}")
-    if check_positive_int("vocab_size", vocab_size) <= 4:
-        raise ValueError(f"vocab_size must be above 4 (ids 0-3 are special, random words are 4..), got {vocab_size}")
+    if check_positive_int("vocab_size", vocab_size) <= 5:
+        raise ValueError(f"vocab_size must be above 5 (ids 0-3 are special, one is the mask), got {vocab_size}")
+    if isinstance(mask, bool) or not isinstance(mask, int) or not 4 <= mask < vocab_size:
+        raise ValueError(f"mask must be a word id in 4..{vocab_size - 1}, got {mask!r}")
     words = tokens >= 4  # <pad>, <bos>, <eos>, <unk> are never chosen
     chosen = words & (torch.rand(tokens.shape, generator=generator) < rate)
     labels = torch.where(chosen, tokens, IGNORE)
     how = torch.rand(tokens.shape, generator=generator)  # < 0.8: <mask>; < 0.9: a random word; else unchanged
-    random_words = torch.randint(4, vocab_size, tokens.shape, generator=generator)
+    random_words = torch.randint(4, vocab_size - 1, tokens.shape, generator=generator)  # every word but the mask:
+    random_words += random_words >= mask  # ids from the mask on move up by one
     inputs = torch.where(chosen & (how < 0.8), mask, tokens)
     inputs = torch.where(chosen & (how >= 0.8) & (how < 0.9), random_words, inputs)
     return inputs, labels

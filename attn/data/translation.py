@@ -255,6 +255,8 @@ def _parse_np(words: Sequence[str], i: int) -> tuple[NounPhrase | None, int]:
 def parse_english(words: Sequence[str]) -> Sentence | None:
     """The :class:`Sentence` whose English is ``words``, or None if the grammar cannot produce them
     (wrong agreement, a repeated adjective, a word out of place...): a check of generated text."""
+    if isinstance(words, str):
+        raise ValueError(f"words must be a list of words, not a string: use parse_english({words!r}.split())")
     words = list(words)
     intro = next((k for k, (en, _) in enumerate(INTROS) if tuple(words[:3]) == en), None)
     subject, i = _parse_np(words, 0 if intro is None else 3)

@@ -341,14 +341,15 @@ class LanguageModel(nn.Module):
                 f"but the model has max_len={self.config.max_len}"
             )
         was_training = self.training
-        self.eval()  # no dropout: greedy continuation is deterministic
+        self.eval()  # no dropout while writing
         tokens = prompt
         for _ in range(steps):
             logits = self(tokens, need_weights=False).logits[:, -1]  # (B, V)
             if temperature == 0:
                 step = logits.argmax(-1, keepdim=True)  # (B, 1)
             else:
-                step = torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=generator)  # (B, 1)
+                scaled = (logits - logits.amax(-1, keepdim=True)) / temperature  # max 0: finite for any τ > 0
+                step = torch.multinomial(torch.softmax(scaled, -1), 1, generator=generator)  # (B, 1)
             tokens = torch.cat([tokens, step], dim=1)
         self.train(was_training)
         return tokens

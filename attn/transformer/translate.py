@@ -48,10 +48,11 @@ def sample_sentences(
 ) -> list[str]:
     """``n`` sentences written by a causal :class:`~attn.transformer.LanguageModel` from ``<bos>``, each token
     drawn from ``softmax(logits / temperature)`` (0: greedy) with a generator seeded by ``seed``; a sentence
-    ends at ``<eos>`` or after ``max_words``."""
+    ends at ``<eos>`` or after ``max_words`` tokens, and shows every token drawn (a special one by its name)."""
     n = check_positive_int("n", n)
     prompt = torch.full((n, 1), vocab.bos, dtype=torch.long)  # (n, 1)
-    steps = min(check_positive_int("max_words", max_words) + 1, model.config.max_len)
+    steps = min(check_positive_int("max_words", max_words), model.config.max_len)
     g = torch.Generator().manual_seed(seed)
-    written = model.generate(prompt, steps, temperature=temperature, generator=g)  # (n, 1 + steps)
-    return [" ".join(vocab.decode(row)) for row in written]
+    written = model.generate(prompt, steps, temperature=temperature, generator=g)[:, 1:].tolist()  # n x steps
+    ends = [row.index(vocab.eos) if vocab.eos in row else len(row) for row in written]
+    return [" ".join(vocab.tokens[i] for i in row[:end]) for row, end in zip(written, ends, strict=True)]

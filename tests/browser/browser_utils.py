@@ -1,0 +1,81 @@
+"""Helpers for the browser tests: find Chromium, open a page with the network blocked, record what it did."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # Belt and braces beside the request router below: no host name resolves except the local server.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+
+
+def chromium_path() -> str | None:
+    for candidate in (os.environ.get("ATTN_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    return None
+
+
+@dataclass
+class Visit:
+    """What a page did while it loaded: requests, failures, console output."""
+
+    page: object
+    local: list[str] = field(default_factory=list)
+    external: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+
+def open_page(browser, base: str, path: str, *, viewport=(1280, 900)) -> Visit:
+    """Open ``base + path`` in a fresh context; every request outside ``base`` is aborted and recorded."""
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, service_workers="block")
+    page = context.new_page()
+    visit = Visit(page)
+
+    def route(route):
+        url = route.request.url
+        if url.startswith(base):
+            visit.local.append(url)
+            route.continue_()
+        elif url.startswith(("data:", "blob:", "about:")):
+            route.continue_()
+        else:
+            visit.external.append(url)
+            route.abort()
+
+    def on_console(message):
+        if message.type == "error":
+            visit.errors.append(f"console: {message.text} ({message.location.get('url', '')})")
+        elif message.type == "warning":
+            visit.warnings.append(message.text)
+
+    def on_dialog(dialog):
+        visit.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    context.route("**/*", route)
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: visit.errors.append(f"page error: {error}"))
+    page.on("dialog", on_dialog)
+    page.on("response", lambda r: r.status >= 400 and visit.failed.append(f"{r.status} {r.url}"))
+    page.on("requestfailed", lambda r: r.url.startswith(base) and visit.failed.append(f"failed {r.url}"))
+    page.goto(base + path, wait_until="load")
+    page.wait_for_load_state("networkidle")  # and any redirect (the book's index.html is one)
+    # MathJax 3 typesets after it starts; the widget manager renders after the load event.
+    page.evaluate("async () => { if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; } }")
+    page.wait_for_load_state("networkidle")
+    return visit

@@ -1,0 +1,60 @@
+"""A real browser (Debian's Chromium, headless, driven by Playwright) with every non-local request blocked.
+
+CI (``.ci/run``) installs Chromium when it is missing and sets ``ATTN_REQUIRE_BROWSER=1``, so there a missing
+browser is a failure; elsewhere the browser tests skip and say why.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from browser_utils import CHROMIUM_FLAGS, chromium_path
+
+
+@pytest.fixture(scope="session")
+def browser():
+    executable = chromium_path()
+    reason = None
+    if executable is None:
+        reason = "Chromium is not installed (apt-get install chromium; make test installs it where it can)"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        reason = "playwright is not installed (it is in requirements.txt)"
+    if reason:
+        if os.environ.get("ATTN_REQUIRE_BROWSER") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="session")
+def serve(tmp_path_factory):
+    """serve(folder) -> base URL of a local HTTP server for that folder (one server per folder)."""
+    servers = {}
+
+    def start(folder: Path) -> str:
+        if folder not in servers:
+            handler = functools.partial(_QuietHandler, directory=str(folder))
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            servers[folder] = server
+        return f"http://127.0.0.1:{servers[folder].server_port}/"
+
+    yield start
+    for server in servers.values():
+        server.shutdown()
+        server.server_close()

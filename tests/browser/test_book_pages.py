@@ -1,0 +1,217 @@
+"""Every page of the built book in headless Chromium with the network blocked: no console error, no external
+request; math typeset, saved widgets drawn, attention viewers and bertviz views drawn and answering the mouse.
+
+Screenshots of the chapters and a page-weight table go to ``_build/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+from browser_utils import open_page
+from notebook_utils import ROOT
+
+MAX_PAGE_BYTES = 3_000_000  # a page's own HTML and images
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+
+
+def book_pages() -> list[str]:
+    """Every page the book builds: the table of contents, the redirecting index, search and the index."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc["parts"]:
+        files += [chapter["file"] for chapter in part["chapters"]]
+    return ["index.html", *(f"{f}.html" for f in files), "search.html", "genindex.html"]
+
+
+PAGES = book_pages()
+WEIGHTS: dict[str, dict[str, int]] = {}
+
+
+@pytest.fixture(scope="module")
+def base(built_book, serve):
+    return serve(built_book)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def weight_report():
+    """After the module: the page-weight table, printed and saved as _build/screenshots/page-weight.md."""
+    yield
+    if not WEIGHTS:
+        return
+    lines = [
+        "| page | HTML + images | all files loaded | all files, gzip | requests |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for page, w in WEIGHTS.items():
+        lines.append(
+            f"| {page} | {w['own'] / 1e3:.0f} kB | {w['total'] / 1e3:.0f} kB | {w['gzip'] / 1e3:.0f} kB "
+            f"| {w['requests']} |"
+        )
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / "page-weight.md").write_text("\n".join(lines) + "\n")
+    print("\n" + "\n".join(lines))
+
+
+def test_every_built_page_is_checked(built_book):
+    built = {
+        p.relative_to(built_book).as_posix()
+        for p in built_book.rglob("*.html")
+        if not p.relative_to(built_book).parts[0].startswith("_")
+    }
+    assert built == set(PAGES)
+
+
+def _record_weight(built_book: Path, base: str, path: str, urls: list[str]) -> dict[str, int]:
+    files = {}
+    for url in urls:
+        local = built_book / urlparse(url).path.lstrip("/")
+        if local.is_file():
+            files[local] = local.read_bytes()
+    own = sum(len(b) for f, b in files.items() if f.suffix == ".html" or "_images" in f.parts)
+    weight = {
+        "own": own,
+        "total": sum(len(b) for b in files.values()),
+        "gzip": sum(len(gzip.compress(b, 6)) for b in files.values()),
+        "requests": len(urls),
+    }
+    WEIGHTS[path] = weight
+    return weight
+
+
+def _check_math(page) -> None:
+    math = page.evaluate(
+        """() => { const nodes = [...document.querySelectorAll('.math')];
+        return [nodes.length, nodes.filter(n => n.querySelector('mjx-container')).length,
+                document.querySelectorAll('mjx-merror').length]; }"""
+    )
+    total, typeset, errors = math
+    assert typeset == total, f"{total - typeset} of {total} formulas not typeset"
+    assert errors == 0, f"{errors} TeX errors"
+
+
+def _check_widgets(page) -> int:
+    """Each saved widget is drawn from its state, with the kernel note above it; returns how many."""
+    views = page.evaluate(
+        """() => [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
+        .map(s => { const drawn = s.previousElementSibling, note = drawn && drawn.previousElementSibling;
+          return [!!(drawn && drawn.querySelector('.jupyter-widgets') && drawn.getBoundingClientRect().height > 20),
+                  !!(note && note.classList.contains('attn-kernel-note'))]; })"""
+    )
+    for k, (drawn, noted) in enumerate(views):
+        assert drawn, f"widget {k} is an empty box"
+        assert noted, f"widget {k} has no saved-state note"
+    images = page.evaluate(
+        "() => [...document.querySelectorAll('.jupyter-widgets img')].map(i => i.complete && i.naturalWidth)"
+    )
+    assert all(images), f"widget images not drawn: {images}"
+    return len(views)
+
+
+def expected_readout(data: dict, example: int, pos: list[int], i: int, j: int) -> str:
+    """The readout the viewer must show for cell (i, j), computed from its embedded data."""
+    x = data["examples"][example]
+    nq, nk, offset = len(x["rows"]), len(x["cols"]), 0
+    for axis, p in zip(data["axes"], pos, strict=True):
+        offset = offset * len(axis["ticks"]) + p
+    value = x["w"][offset * nq * nk + i * nk + j] / data["scale"]
+    q, k = data["names"]
+    return f"{q} \u201c{x['rows'][i]}\u201d ({i + 1}) \u2192 {k} \u201c{x['cols'][j]}\u201d ({j + 1}): {value:.4f}"
+
+
+def check_viewer(page, viewer) -> None:
+    """Cells drawn, hovering reads out the embedded weight, every slider and the example menu redraw it."""
+    data = json.loads(viewer.locator("script.av-data").text_content())
+    pos = [0] * len(data["axes"])
+    example = 0
+
+    def hover_and_check(i: int, j: int) -> None:
+        x = data["examples"][example]
+        cells = viewer.locator(".av-cell")
+        assert cells.count() == len(x["rows"]) * len(x["cols"])
+        cells.nth(i * len(x["cols"]) + j).hover()
+        assert viewer.locator(".av-readout").text_content() == expected_readout(data, example, pos, i, j)
+
+    rows, cols = len(data["examples"][0]["rows"]), len(data["examples"][0]["cols"])
+    hover_and_check(0, 0)
+    hover_and_check(rows - 1, cols - 1)
+    for a, axis in enumerate(data["axes"]):
+        if len(axis["ticks"]) > 1:
+            before = viewer.locator(".av-cell").evaluate_all("cs => cs.map(c => c.style.background).join()")
+            viewer.locator(f"input.av-axis[data-axis='{axis['name']}']").fill(str(len(axis["ticks"]) - 1))
+            pos[a] = len(axis["ticks"]) - 1
+            after = viewer.locator(".av-cell").evaluate_all("cs => cs.map(c => c.style.background).join()")
+            assert before != after, f"moving the {axis['name']} slider did not redraw"
+            hover_and_check(rows - 1, 0)
+    if len(data["examples"]) > 1:
+        example = len(data["examples"]) - 1
+        viewer.locator("select.av-example").select_option(str(example))
+        x = data["examples"][example]
+        hover_and_check(len(x["rows"]) - 1, len(x["cols"]) - 1)
+
+
+def check_bertviz(page, view_id: str) -> None:
+    """bertviz drew its tokens and lines, and the mouse changes what is shown: hovering a token (head view)
+    or clicking a head's thumbnail (model view)."""
+    counts = page.evaluate(
+        "(id) => { const e = document.getElementById(id); return [e.querySelectorAll('svg text').length,"
+        " e.querySelectorAll('svg line').length]; }",
+        view_id,
+    )
+    assert counts[0] > 0 and counts[1] > 0, f"{view_id}: {counts[0]} tokens, {counts[1]} lines"
+    fingerprint = (
+        "(id) => { const e = document.getElementById(id); return e.querySelectorAll('*').length + ':' +"
+        " [...e.querySelectorAll('line, rect, text')].map(n => [n.getAttribute('stroke-opacity'),"
+        " n.getAttribute('style'), n.getAttribute('opacity')].join('|')).join(';'); }"
+    )
+    before = page.evaluate(fingerprint, view_id)
+    tokens = page.locator(f"#{view_id} #left text")
+    if tokens.count():
+        tokens.nth(1).hover(force=True)
+    else:
+        page.locator(f"#{view_id} rect.attn_background").first.click(force=True)
+    page.wait_for_timeout(200)
+    assert page.evaluate(fingerprint, view_id) != before, f"{view_id}: the mouse changed nothing"
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_offline_and_interactive(built_book, base, browser, path):
+    visit = open_page(browser, base, path)
+    page = visit.page
+    try:
+        if path == "index.html":
+            assert page.url == base + "book/intro.html", "the index does not lead to the first page"
+        assert visit.external == [], f"external requests: {visit.external}"
+        assert visit.errors == [], "\n".join(visit.errors)
+        assert visit.failed == [], f"failed local requests: {visit.failed}"
+        _check_math(page)
+        _check_widgets(page)
+        viewers = page.locator(".attn-viewer")
+        for k in range(viewers.count()):
+            check_viewer(page, viewers.nth(k))
+        for view_id in page.evaluate("() => [...document.querySelectorAll('[id^=bertviz-]')].map(e => e.id)"):
+            check_bertviz(page, view_id)
+        assert visit.dialogs == [], f"the page opened dialogs: {visit.dialogs}"
+        assert visit.external == [], f"external requests after interaction: {visit.external}"
+        weight = _record_weight(built_book, base, path, visit.local)
+        assert weight["own"] <= MAX_PAGE_BYTES, f"{path}: {weight['own']} bytes of HTML and images"
+        if path.startswith("notebooks/"):
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            name = re.sub(r"\W", "_", Path(path).stem)
+            page.screenshot(path=str(SCREENSHOTS / f"{name}.jpg"), full_page=True, type="jpeg", quality=60)
+    finally:
+        page.context.close()
+
+
+def test_chapters_show_attention_views(built_book, base, browser):
+    """The chapters with interactive attention views really have them, so the checks above are not vacuous."""
+    expected = {"notebooks/05_multi_head.html": "bertviz", "notebooks/08_bert_gpt.html": "bertviz"}
+    for path, kind in expected.items():
+        text = (built_book / path).read_text()
+        assert ("bertviz-" in text) if kind == "bertviz" else ("attn-viewer" in text), path

@@ -1,0 +1,57 @@
+"""attn's attention viewer, saved as a standalone page, in headless Chromium with the network blocked."""
+
+import torch
+from browser_utils import open_page
+from test_book_pages import check_viewer
+
+from attn.viz import attention_viewer
+
+EVIL = "</script><img src=x onerror=alert(1)>"
+
+
+def softmax(*shape: int, seed: int = 0) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).softmax(-1)
+
+
+def test_hostile_tokens_are_text(tmp_path, serve, browser):
+    view = attention_viewer(
+        softmax(2, 3, 4), ["a", EVIL, "<u>bold</u>"], ["w", "x", "&amp;", "y"], axes=["head"], title=EVIL
+    )
+    view.save(tmp_path / "evil.html")
+    visit = open_page(browser, serve(tmp_path), "evil.html")
+    page = visit.page
+    try:
+        assert visit.errors == [] and visit.external == []
+        assert page.locator("img").count() == 0 and page.locator("u").count() == 0
+        assert page.locator(".av-row").all_text_contents() == ["a", EVIL, "<u>bold</u>"]
+        assert page.locator(".av-col").all_text_contents() == ["w", "x", "&amp;", "y"]
+        assert page.locator(".av-title").text_content() == EVIL
+        check_viewer(page, page.locator(".attn-viewer"))
+        assert visit.dialogs == []
+    finally:
+        page.context.close()
+
+
+def test_ragged_examples_non_square_and_several_viewers(tmp_path, serve, browser):
+    first = attention_viewer(
+        [softmax(3, 2, 5, seed=1), softmax(3, 4, 2, seed=2)],
+        [["je", "suis"], ["a", "b", "c", "d"]],
+        [["I", "am", "a", "cat", "."], ["p", "q"]],
+        axes=["epoch"],
+        ticks={"epoch": ["1", "10", "20"]},
+        names=("output", "input"),
+    )
+    second = attention_viewer(softmax(2, 3, 3, seed=3), list("xyz"), axes=["hop"], vmax=None)
+    (tmp_path / "two.html").write_text(f"<!doctype html><meta charset='utf-8'><body>{first.html}{second.html}</body>")
+    visit = open_page(browser, serve(tmp_path), "two.html")
+    page = visit.page
+    try:
+        assert visit.errors == [] and visit.external == []
+        viewers = page.locator(".attn-viewer")
+        assert viewers.count() == 2
+        check_viewer(page, viewers.nth(0))
+        check_viewer(page, viewers.nth(1))
+        # the second uses each matrix's own maximum for the brightest colour
+        assert viewers.nth(1).locator(".av-vmax").text_content() != "1"
+    finally:
+        page.context.close()

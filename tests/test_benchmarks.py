@@ -1,10 +1,14 @@
 """The benchmark scripts still run and print their tables (no timing is asserted here)."""
 
+import os
 import subprocess
 import sys
 
 import pytest
 from notebook_utils import MODEL_MISSING, ROOT
+
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+from browser_utils import chromium_path  # noqa: E402
 
 
 def run_benchmark(script: str, *args: str) -> str:
@@ -80,3 +84,15 @@ def test_pretrained_benchmark_prints_its_table():
     assert goal.split()[2] in ("yes", "no") and "<= 1.2" in goal
     diffs = [float(line.split("=")[-1]) for line in lines if line.startswith("same embeddings:")]
     assert len(diffs) == 3 and max(diffs) < 1e-5
+
+
+def test_viewer_benchmark_prints_its_table():
+    if chromium_path() is None and os.environ.get("ATTN_REQUIRE_BROWSER") != "1":
+        pytest.skip("Chromium is not installed (make test installs it where it can)")
+    out = run_benchmark("viewer.py", "--quick")
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if "draw ms" in line)
+    attn_row, bertviz_row = (line.split() for line in lines[header + 1 : header + 3])
+    assert (attn_row[1], bertviz_row[1]) == ("attn", "bertviz")
+    assert float(attn_row[2]) < float(bertviz_row[2])  # the viewer's fragment is smaller than bertviz's
+    assert all(float(x) > 0 for x in attn_row[7:])  # ratios

@@ -27,3 +27,20 @@ def test_book_builds_with_warnings_as_errors(built_book):
         text = (html / f"notebooks/{page}.html").read_text()
         assert title in text and cited in text, page
         assert "data:image/png" in text or "_images/" in text, page
+
+
+def test_built_pages_reference_no_cdn_and_stay_small(built_book):
+    """Static half of the offline check (tests/browser loads the pages): no CDN named anywhere, the vendored
+    JavaScript shipped, no page's HTML over 3 MB."""
+    for name in ("vendor/requirejs/require.js", "vendor/mathjax/tex-mml-chtml.js", "vendor/html-manager/embed-amd.js",
+                 "vendor/d3/d3.min.js", "vendor/jquery/jquery.min.js", "attn-widgets.js", "attn-book.css"):  # fmt: skip
+        assert (built_book / "_static" / name).is_file(), name
+    pages = [p for p in built_book.rglob("*.html") if "_static" not in p.parts]
+    assert len(pages) >= 15
+    for page in pages:
+        text = page.read_text()
+        for cdn in ("cdnjs.cloudflare.com", "cdn.jsdelivr.net", "unpkg.com"):
+            assert cdn not in text, f"{page.name} names {cdn}"
+        assert page.stat().st_size <= 3_000_000, page.name
+    widgets = (built_book / "notebooks/02_alignment.html").read_text()
+    assert widgets.count("attn-kernel-note") == widgets.count('type="application/vnd.jupyter.widget-view+json"') > 0

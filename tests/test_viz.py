@@ -13,7 +13,6 @@ from attn.viz.widgets import (  # noqa: E402
     addressing_panel,
     lookup_panel,
     memory_panel,
-    snapshot_panel,
     softmax_panel,
     translation_panel,
 )
@@ -92,20 +91,6 @@ def test_panels_reject_what_they_cannot_show():
 def test_lookup_panel_sliders_reach_the_query():
     q_x, q_y, *_ = lookup_panel(torch.eye(2), ["a", "b"], query=(5.0, -4.0)).children
     assert (q_x.value, q_y.value) == (5.0, -4.0)
-
-
-def test_snapshot_panel_moves_through_snapshots():
-    snapshots = [torch.full((2, 3), 1 / 3), torch.tensor([[1.0, 0, 0], [0, 0, 1.0]])]
-    panel = snapshot_panel(snapshots, ["step 0", "step 100"], ["a", "b", "<eos>"], ["x", "<eos>"])
-    slider, readout, image = panel.children
-    assert slider.value == 1 and "step 100" in readout.value and image.value[:4] == b"\x89PNG"
-    last = bytes(image.value)
-    slider.value = 0
-    assert "step 0" in readout.value and bytes(image.value) != last
-    with pytest.raises(ValueError, match=r"every snapshot must have shape \(len\(y_tokens\), len\(x_tokens\)\)"):
-        snapshot_panel(snapshots, ["a", "b"], ["a", "b"], ["x", "<eos>"])
-    with pytest.raises(ValueError, match="need one label per snapshot"):
-        snapshot_panel(snapshots, ["a"], ["a", "b", "c"], ["x", "y"])
 
 
 def fake_translate(sentence):

@@ -1,7 +1,9 @@
 """ipywidgets panels for a live kernel. Each redraws a plot from :mod:`attn.viz.plots` as a PNG image.
 
 The figure is drawn off-screen (``matplotlib.figure.Figure``, not pyplot) and shown in an ``Image``
-widget, so the panel's last state is saved with the notebook and still shows in the static book.
+widget, so the panel's last state is saved with the notebook and still shows in the static book (with a note
+that its controls need a kernel). Precomputed weights that should stay interactive in the static book go to
+:func:`attn.viz.attention_viewer` instead.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from attn.viz.plots import bar_weights, heatmap, hop_heatmap, lookup_figure
 __all__ = [
     "softmax_panel",
     "lookup_panel",
-    "snapshot_panel",
     "translation_panel",
     "addressing_panel",
     "memory_panel",
@@ -149,32 +150,6 @@ def _alignment_png(weights: torch.Tensor, x_tokens: Sequence[str], y_tokens: Seq
         heatmap(weights, x_tokens, y_tokens, ax=fig.add_subplot(), title=title, vmax=1.0)
 
     return _png(draw, size)
-
-
-def snapshot_panel(
-    snapshots: Sequence[torch.Tensor],
-    labels: Sequence[str],
-    x_tokens: Sequence[str],
-    y_tokens: Sequence[str],
-    index: int = -1,
-) -> widgets.VBox:
-    """A slider over saved ``(Tq, Tk)`` weight matrices (e.g. one per training checkpoint): watch them change."""
-    if not snapshots or len(labels) != len(snapshots):
-        raise ValueError(f"need one label per snapshot, got {len(snapshots)} snapshots and {len(labels)} labels")
-    shapes = {tuple(s.shape) for s in snapshots}
-    if shapes != {(len(y_tokens), len(x_tokens))}:
-        raise ValueError(
-            f"every snapshot must have shape (len(y_tokens), len(x_tokens)) = ({len(y_tokens)}, {len(x_tokens)}), "
-            f"got {sorted(shapes)}"
-        )
-    slider = widgets.IntSlider(value=range(len(snapshots))[index], min=0, max=len(snapshots) - 1,
-                               description="snapshot", continuous_update=True)  # fmt: skip
-
-    def render() -> tuple[bytes, str]:
-        label = labels[slider.value]
-        return _alignment_png(snapshots[slider.value], x_tokens, y_tokens, label), f"<b>{html.escape(label)}</b>"
-
-    return _panel([slider], render)
 
 
 def translation_panel(

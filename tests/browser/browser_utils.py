@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlparse
 
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -79,3 +81,18 @@ def open_page(browser, base: str, path: str, *, viewport=(1280, 900)) -> Visit:
     page.evaluate("async () => { if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; } }")
     page.wait_for_load_state("networkidle")
     return visit
+
+
+def page_weight(folder: Path, urls: list[str]) -> dict[str, int]:
+    """Bytes a page loaded from ``folder``: its own (HTML and images), all files, all files gzipped."""
+    files = {}
+    for url in urls:
+        local = folder / urlparse(url).path.lstrip("/")
+        if local.is_file():
+            files[local] = local.read_bytes()
+    return {
+        "own": sum(len(b) for f, b in files.items() if f.suffix == ".html" or "_images" in f.parts),
+        "total": sum(len(b) for b in files.values()),
+        "gzip": sum(len(gzip.compress(b, 6)) for b in files.values()),
+        "requests": len(urls),
+    }

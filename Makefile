@@ -51,7 +51,7 @@ chromium:
 		if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo"; else \
 			echo "note: Chromium is missing and cannot be installed here; the browser tests will skip"; exit 0; fi; \
 		echo "installing Debian's chromium for the browser tests"; \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # Authors: refresh the vendored JavaScript (book/assets/vendor) from the npm registry at the pinned versions.
 vendor: $(STAMP)
@@ -75,6 +75,7 @@ benchmarks: $(STAMP)
 	$(PY) benchmarks/babi_table.py
 	$(PY) benchmarks/transformer.py
 	$(PY) benchmarks/pretrained.py
+	$(PY) benchmarks/viewer.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -50,7 +50,8 @@ def launch_links(app: Sphinx, pagename: str) -> list[tuple[str, str]]:
     links = []
     if buttons.get("binderhub_url"):
         interface = "lab/tree" if buttons.get("notebook_interface", "jupyterlab") == "jupyterlab" else "tree"
-        links.append(("Binder", f"{buttons['binderhub_url'].rstrip('/')}/v2/gh/{org_repo}/{branch}?urlpath={interface}/{path}"))
+        binder = buttons["binderhub_url"].rstrip("/")
+        links.append(("Binder", f"{binder}/v2/gh/{org_repo}/{branch}?urlpath={interface}/{path}"))
     if buttons.get("colab_url"):
         links.append(("Colab", f"{buttons['colab_url'].rstrip('/')}/github/{org_repo}/blob/{branch}/{path}"))
     return links

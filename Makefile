@@ -21,6 +21,8 @@ help:
 	@echo "make assignments  student versions into _build/assignments (FORCE=1 to overwrite)"
 	@echo "make execute NB=notebooks/01_softmax.ipynb   re-execute a chapter and save its outputs"
 	@echo "make benchmarks   print the performance tables"
+	@echo "make chromium     install Debian's Chromium for the browser tests (CI does; make test does not)"
+	@echo "make vendor       authors: refresh the vendored JavaScript from npm (book/vendor.py)"
 
 venv: $(STAMP)
 
@@ -39,17 +41,19 @@ book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --builder html -W --keep-going
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-test: $(STAMP) chromium
+test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest tests notebooks --nbval --nbval-current-env --nbval-cell-timeout=300 \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly
 
-# The browser tests (tests/browser) use Debian's Chromium: installed here when missing and root (or sudo
-# without a password) allows; otherwise they skip and say so (CI sets ATTN_REQUIRE_BROWSER=1: then they fail).
+# The browser tests (tests/browser) use Debian's Chromium. `make chromium` installs it (apt-get, as root or with
+# password-less sudo) when it is missing; .ci/run calls it. `make test` never installs system packages: without
+# Chromium the browser tests skip and say so (CI sets ATTN_REQUIRE_BROWSER=1, which makes that a failure).
 chromium:
-	@command -v chromium >/dev/null || test -x /usr/bin/chromium || { \
+	@test -x "$${ATTN_CHROMIUM:-/usr/bin/chromium}" || command -v chromium >/dev/null || { \
+		command -v apt-get >/dev/null || { echo "error: no apt-get here; install Chromium and set ATTN_CHROMIUM"; exit 1; }; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo"; else \
-			echo "note: Chromium is missing and cannot be installed here; the browser tests will skip"; exit 0; fi; \
+			echo "error: installing Chromium needs root or password-less sudo"; exit 1; fi; \
 		echo "installing Debian's chromium for the browser tests"; \
 		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
@@ -79,7 +83,7 @@ benchmarks: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check attn tests benchmarks
+	$(VENV)/bin/ruff format --check attn tests benchmarks book/_ext book/vendor.py
 
 # Keeps _build/assignments: instructors may have edited the student versions there.
 clean:

@@ -2,10 +2,11 @@
 
 Prints, measured in one run (network blocked, the vendored JavaScript served locally):
 
-1. for BERT-sized attention (``L`` layers x ``H`` heads of ``(T, T)`` softmax weights, one sentence), attn's
+1. for BERT-sized attention (6 layers x 12 heads of ``(T, T)`` softmax weights, one sentence), attn's
    ``attention_viewer`` against bertviz's ``head_view`` on the same weights: the fragment's size, the time
-   from navigation until it has drawn (median of the loads), the time to redraw for another head or layer
-   (median in the page), and the JavaScript heap in use after drawing; ratios are attn / bertviz;
+   from navigation until it has drawn, the time to redraw for another head (attn) or layer (bertviz), timed
+   in the page, and the JavaScript heap in use after drawing, each the median over fresh loads; ratios are
+   attn / bertviz;
 2. (when ``_build/html`` exists, i.e. after ``make book``) every page of the book: its own HTML and images, all
    files it loads (raw and gzipped, as a server would send them) and the time until the network is idle.
 
@@ -53,17 +54,22 @@ def bertviz_html(weights: torch.Tensor, tokens: list[str]) -> str:
 
 
 def measure(browser, base: str, name: str, drawn: str, switch: str, loads: int) -> dict[str, float]:
-    draw_ms = []
+    """Medians over fresh loads: ms from navigation until drawn, ms per redraw, MiB of JavaScript heap."""
+    draw_ms, switch_ms, heap, errors = [], [], [], []
     for _ in range(loads):
+        context = browser.new_context(service_workers="block")
+        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base) else route.abort())
+        page = context.new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
         start = time.perf_counter()
-        visit = open_page(browser, base, name)
-        visit.page.wait_for_function(drawn)
+        page.goto(base + name, wait_until="commit")
+        page.wait_for_function(drawn, polling="raf")
         draw_ms.append((time.perf_counter() - start) * 1e3)
-        assert not visit.errors and not visit.external, (visit.errors, visit.external)
-        switch_ms = visit.page.evaluate(switch)
-        heap = visit.page.evaluate("() => performance.memory ? performance.memory.usedJSHeapSize : 0")
-        visit.page.context.close()
-    return {"draw": statistics.median(draw_ms), "switch": switch_ms, "heap": heap / 2**20}
+        switch_ms.append(page.evaluate(switch))
+        heap.append(page.evaluate("() => performance.memory ? performance.memory.usedJSHeapSize : 0") / 2**20)
+        context.close()
+        assert not errors, errors
+    return {"draw": statistics.median(draw_ms), "switch": statistics.median(switch_ms), "heap": statistics.median(heap)}
 
 
 def viewer_table(browser, serve, sizes: list[int], loads: int) -> None:

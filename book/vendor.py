@@ -98,15 +98,17 @@ def manifest(root: Path = VENDOR) -> dict[str, str]:
 def main() -> None:
     if shutil.which("npm") is None:
         raise SystemExit("npm is needed to refresh the vendored files (they are committed; the book does not need it)")
-    shutil.rmtree(VENDOR, ignore_errors=True)
     with tempfile.TemporaryDirectory() as work:
+        fresh = Path(work) / "vendor"  # filled completely before it replaces the committed folder
         for spec, (integrity, keep, folder) in PACKAGES.items():
-            files = fetch(spec, integrity, keep, VENDOR / folder, Path(work))
+            files = fetch(spec, integrity, keep, fresh / folder, Path(work))
             size = sum(f.stat().st_size for f in files)
             print(f"{spec:40s} {len(files):3d} files {size / 1e6:6.2f} MB", file=sys.stderr)
-    lines = [f"# {spec} {integrity}" for spec, (integrity, _, _) in PACKAGES.items()]
-    lines += [f"{digest}  {name}" for name, digest in manifest().items()]
-    (VENDOR / "MANIFEST.txt").write_text("\n".join(lines) + "\n")
+        lines = [f"# {spec} {integrity}" for spec, (integrity, _, _) in PACKAGES.items()]
+        lines += [f"{digest}  {name}" for name, digest in manifest(fresh).items()]
+        (fresh / "MANIFEST.txt").write_text("\n".join(lines) + "\n")
+        shutil.rmtree(VENDOR, ignore_errors=True)
+        shutil.copytree(fresh, VENDOR)
 
 
 if __name__ == "__main__":

@@ -96,6 +96,14 @@ def test_rewrite_points_bertviz_at_the_vendored_copies_and_notes_saved_widgets()
         '<link rel="stylesheet" href="https://fonts.example.com/a.css">',
         '<iframe src="http://example.com/embed"></iframe>',
         "<script>var url = 'https://unpkg.com/some/thing.js';</script>",
+        '<link href="https://cdn.example.com/a.css" rel="stylesheet">',
+        '<link rel="alternate stylesheet" href="https://cdn.example.com/b.css">',
+        '<link rel="icon" href="https://cdn.example.com/favicon.ico">',
+        '<img src="local.png" srcset="local.png 1x, https://cdn.example.com/big.png 2x">',
+        '<object data="https://cdn.example.com/movie.swf"></object>',
+        '<input type="image" src="https://cdn.example.com/button.png">',
+        "<style>@import 'https://cdn.example.com/more.css'; p { background: url(//cdn.example.com/bg.png) }</style>",
+        '<div style="background-image: url(https://cdn.example.com/bg.png)"></div>',
     ],
 )
 def test_any_external_resource_left_is_a_warning(body, monkeypatch):
@@ -115,3 +123,19 @@ def test_unused_thebe_loader_is_dropped():
     context = page_context("<p>text</p>", [thebe, loader, keep])
     offline_book.rewrite_page(fake_app(launch={"thebe": True}), "page", "page.html", context, None)
     assert len(context["script_files"]) == 3
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '<a href="https://example.org/paper">a link a reader may follow</a>',
+        '<img data-src="https://example.org/lazy.png" src="../_images/local.png">',
+        '<script src="../_static/vendor/requirejs/require.js"></script>',
+        "<p>the text https://example.org/ mentions an address</p>",
+    ],
+)
+def test_links_and_local_files_are_not_warned_about(body, monkeypatch):
+    warnings = []
+    monkeypatch.setattr(offline_book.logger, "warning", lambda *args, **kw: warnings.append(args[0] % args[1:]))
+    offline_book.rewrite_page(fake_app(), "page", "page.html", page_context(body), None)
+    assert warnings == []

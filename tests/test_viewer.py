@@ -7,6 +7,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given
@@ -186,7 +187,7 @@ def test_element_id_is_deterministic():
     b = attention_viewer(w.clone(), ["a", "b"], ["x", "y", "z"], axes=["head"])
     assert a.html == b.html and view_id(a) == view_id(b)
     # the renderer falls back to looking itself up by the same id
-    assert f'document.getElementById("{view_id(a)}")' in a.html
+    assert f"document.querySelectorAll('[id=\"{view_id(a)}\"]')" in a.html
     w2 = w.clone()
     w2[1, 0, 2] += 0.01
     c = attention_viewer(w2, ["a", "b"], ["x", "y", "z"], axes=["head"])
@@ -401,3 +402,8 @@ def test_inputs_the_page_could_not_show_are_refused():
         attention_viewer(torch.zeros(0, 2, 2), ["a", "b"], axes=["head"])
     with pytest.raises(ValueError, match=r"is empty"):
         attention_viewer(torch.zeros(2, 0), ["a", "b"], [])
+
+
+def test_vmax_accepts_any_real_number():
+    view = attention_viewer(softmax_weights(2, 2), ["a", "b"], vmax=np.float32(0.5))
+    assert payload(view)["vmax"] == 0.5

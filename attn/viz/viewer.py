@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
+from numbers import Real
 from pathlib import Path
 
 import torch
@@ -21,6 +22,7 @@ import torch
 __all__ = ["AttentionView", "attention_viewer"]
 
 MAX_WEIGHT = 1e9  # larger values would not survive the integer encoding (JavaScript numbers)
+_FALLBACK = "Run this cell (or trust the notebook) to draw the attention viewer: it is drawn by JavaScript."
 DECIMALS = 4  # weights are stored as integers in units of 10**-DECIMALS and read out to this many decimals
 VIRIDIS = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"]
 
@@ -44,9 +46,13 @@ padding:2px 0}
 
 # The renderer: reads the JSON next to it, builds the controls and the grid, updates on input and hover.
 _SCRIPT = """<script>(function () {
-var root = (document.currentScript && document.currentScript.previousElementSibling) ||
-  document.getElementById("%(id)s");
-if (!root || root.dataset.drawn) { return; }
+var root = document.currentScript && document.currentScript.previousElementSibling;
+if (!root || !root.classList.contains("attn-viewer") || root.dataset.drawn) {
+  // Hosts that run the script elsewhere (e.g. appended to <head>): the first undrawn viewer with this id.
+  root = Array.prototype.filter.call(document.querySelectorAll('[id="%(id)s"]'), function (r) {
+    return !r.dataset.drawn; })[0];
+}
+if (!root) { return; }
 var d = JSON.parse(root.querySelector("script.av-data").textContent);
 var stops = %(stops)s.map(function (h) {
   return [1, 3, 5].map(function (i) { return parseInt(h.slice(i, i + 2), 16); }); });
@@ -95,7 +101,8 @@ function draw() {
   d.axes.forEach(function (axis, a) { offset = offset * axis.ticks.length + state.pos[a]; });
   offset *= nq * nk;
   var w = x.w.slice(offset, offset + nq * nk).map(function (v) { return v / d.scale; });
-  var vmax = d.vmax === null ? Math.max.apply(null, w.concat([1e-12])) : d.vmax;
+  var vmax = d.vmax;
+  if (vmax === null) { vmax = w.reduce(function (m, v) { return v > m ? v : m; }, 1 / d.scale); }
   top.textContent = String(+vmax.toFixed(d.decimals));
   var size = Math.max(10, Math.min(26, Math.floor(480 / Math.max(nq, nk))));
   grid.textContent = "";
@@ -172,10 +179,11 @@ def _as_token_lists(name: str, tokens: object, n: int) -> list[list[str]]:
     return [list(ts) for ts in tokens]
 
 
-def _check_example(k: int, w: torch.Tensor, rows: list[str], cols: list[str], lead: tuple[int, ...]) -> None:
+def _check_example(k: int, w: torch.Tensor, rows: list[str], cols: list[str], lead: tuple[int, ...], n: int) -> None:
+    """Example ``k`` has ``n`` axes of sizes ``lead``, one row per query token and one column per key token."""
     where = f"weights[{k}] (shape {tuple(w.shape)})"
-    if w.ndim != 2 + len(lead):
-        raise ValueError(f"{where} must have {2 + len(lead)} dimensions: one per axis in axes, then (Tq, Tk)")
+    if w.ndim != 2 + n:
+        raise ValueError(f"{where} must have {2 + n} dimensions: one per axis in axes, then (Tq, Tk)")
     if tuple(w.shape[:-2]) != lead:
         raise ValueError(f"{where} has axis sizes {tuple(w.shape[:-2])}, but the first example has {lead}")
     if w.numel() == 0:
@@ -187,6 +195,54 @@ def _check_example(k: int, w: torch.Tensor, rows: list[str], cols: list[str], le
         )
     if w.is_complex() or not torch.isfinite(w.double()).all() or w.double().abs().max() > MAX_WEIGHT:
         raise ValueError(f"{where} has complex, non-finite or huge (> {MAX_WEIGHT:g}) values")
+
+
+def _axes_data(axes: object, ticks: Mapping[str, Sequence[str]] | None, lead: tuple[int, ...]) -> list[dict]:
+    """Name and tick labels of each selector axis (default ticks 1, 2, ...)."""
+    ticks = dict(ticks or {})
+    unknown = set(ticks) - set(axes)
+    if unknown:
+        raise ValueError(f"ticks names {sorted(unknown)}, which are not in axes {list(axes)}")
+    data = []
+    for axis, n in zip(axes, lead, strict=True):
+        labels = [str(t) for t in ticks.get(axis, range(1, n + 1))]
+        if len(labels) != n:
+            raise ValueError(f"ticks[{axis!r}] has {len(labels)} labels, but the {axis} axis has size {n}")
+        data.append({"name": axis, "ticks": labels})
+    return data
+
+
+def _check_axes(axes: object) -> list[str]:
+    if isinstance(axes, str) or not isinstance(axes, Sequence):
+        raise ValueError(f"axes must be a list of names, e.g. ('layer', 'head'), got {axes!r}")
+    if any(not isinstance(a, str) for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"axes must be distinct names, got {list(axes)}")
+    return list(axes)
+
+
+def _check_labels(examples: object, n: int, names: object, vmax: object) -> None:
+    """The example names (one per tensor), the two axis names and vmax (a positive number or None)."""
+    if isinstance(examples, str) or not isinstance(examples, Sequence) or len(examples) != n:
+        raise ValueError(f"examples must be {n} names (one per weights tensor), got {examples!r}")
+    if not all(isinstance(e, str) for e in examples):
+        raise ValueError(f"examples must be {n} names (one per weights tensor), got {examples!r}")
+    if not isinstance(names, (tuple, list)) or len(names) != 2 or not all(isinstance(x, str) for x in names):
+        raise ValueError(f"names must be two strings (rows, columns), got {names!r}")
+    if vmax is not None and (isinstance(vmax, bool) or not isinstance(vmax, Real) or not 0 < vmax < math.inf):
+        raise ValueError(f"vmax must be a positive number or None, got {vmax!r}")
+
+
+def _fragment(data: dict) -> str:
+    """The HTML: style, the data as JSON inside a container, the renderer."""
+    payload = json.dumps(data, separators=(",", ":"), ensure_ascii=True)
+    # Inside <script> only "</" could end the element early: escape <, > and & as JSON unicode escapes.
+    payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    view_id = "attn-viewer-" + hashlib.sha256(payload.encode()).hexdigest()[:16]
+    return (
+        f"{_STYLE}<div class='attn-viewer' id='{view_id}'>"
+        f"<script type='application/json' class='av-data'>{payload}</script>"
+        f"<em class='av-fallback'>{_FALLBACK}</em></div>" + _SCRIPT % {"id": view_id, "stops": json.dumps(VIRIDIS)}
+    )
 
 
 def attention_viewer(
@@ -211,39 +267,14 @@ def attention_viewer(
     tensors = [w.detach().cpu() for w in _as_examples(weights)]
     rows = _as_token_lists("query_tokens", query_tokens, len(tensors))
     cols = rows if key_tokens is None else _as_token_lists("key_tokens", key_tokens, len(tensors))
-    if isinstance(axes, str) or not isinstance(axes, Sequence):
-        raise ValueError(f"axes must be a list of names, e.g. ('layer', 'head'), got {axes!r}")
-    axes = list(axes)
-    if any(not isinstance(a, str) for a in axes) or len(set(axes)) != len(axes):
-        raise ValueError(f"axes must be distinct names, got {axes}")
-    lead = tuple(tensors[0].shape[: max(tensors[0].ndim - 2, 0)])
+    axes = _check_axes(axes)
+    lead = tuple(tensors[0].shape[: len(axes)])
     for k, (w, r, c) in enumerate(zip(tensors, rows, cols, strict=True)):
-        _check_example(k, w, r, c, lead if k else tuple(w.shape[: len(axes)]))
-    ticks = dict(ticks or {})
-    unknown = set(ticks) - set(axes)
-    if unknown:
-        raise ValueError(f"ticks names {sorted(unknown)}, which are not in axes {axes}")
-    axis_data = []
-    for axis, n in zip(axes, lead, strict=True):
-        labels = [str(t) for t in ticks.get(axis, range(1, n + 1))]
-        if len(labels) != n:
-            raise ValueError(f"ticks[{axis!r}] has {len(labels)} labels, but the {axis} axis has size {n}")
-        axis_data.append({"name": axis, "ticks": labels})
+        _check_example(k, w, r, c, lead, len(axes))
     if examples is None:
         examples = [" ".join(r) for r in rows] if len(tensors) > 1 else [""]
-    if (
-        isinstance(examples, str)
-        or not isinstance(examples, Sequence)
-        or len(examples) != len(tensors)
-        or not all(isinstance(e, str) for e in examples)
-    ):
-        raise ValueError(f"examples must be {len(tensors)} names (one per weights tensor), got {examples!r}")
-    if not isinstance(names, (tuple, list)) or len(names) != 2 or not all(isinstance(n, str) for n in names):
-        raise ValueError(f"names must be two strings (rows, columns), got {names!r}")
-    if vmax is not None and (
-        isinstance(vmax, bool) or not isinstance(vmax, (int, float)) or not math.isfinite(vmax) or vmax <= 0
-    ):
-        raise ValueError(f"vmax must be a positive number or None, got {vmax!r}")
+    _check_labels(examples, len(tensors), names, vmax)
+    axis_data = _axes_data(axes, ticks, lead)
     scale = 10**DECIMALS
     data = {
         "title": str(title),
@@ -251,23 +282,12 @@ def attention_viewer(
         "axes": axis_data,
         "scale": scale,
         "decimals": DECIMALS,
-        "vmax": vmax,
+        "vmax": None if vmax is None else float(vmax),
         "examples": [
             {"name": name, "rows": r, "cols": c, "w": torch.round(w.double() * scale).long().flatten().tolist()}
             for name, w, r, c in zip(examples, tensors, rows, cols, strict=True)
         ],
     }
-    payload = json.dumps(data, separators=(",", ":"), ensure_ascii=True)
-    # Inside <script> only "</" could end the element early: escape <, > and & as JSON unicode escapes.
-    payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    view_id = "attn-viewer-" + hashlib.sha256(payload.encode()).hexdigest()[:16]
-    html = (
-        f"{_STYLE}<div class='attn-viewer' id='{view_id}'>"
-        f"<script type='application/json' class='av-data'>{payload}</script>"
-        "<em class='av-fallback'>The attention viewer needs JavaScript.</em></div>"
-        + _SCRIPT
-        % {"id": view_id, "stops": json.dumps(VIRIDIS)}
-    )
     shape = " × ".join(f"{a['name']} {len(a['ticks'])}" for a in axis_data)
     summary = f"{len(tensors)} example{'s' if len(tensors) > 1 else ''}" + (f", {shape}" if shape else "")
-    return AttentionView(html, summary)
+    return AttentionView(_fragment(data), summary)

@@ -3,8 +3,9 @@
 - bertviz's views (saved in the notebooks as they run in Jupyter) ask for require.js, d3 and jQuery from
   cdnjs; each page's body is rewritten to the copies vendored in ``book/assets/vendor`` (see
   ``book/vendor.py``). MathJax and the ipywidgets manager are pointed there by ``_config.yml``.
-- Any other external resource left in a page (a ``src`` of a script, image or frame, or a stylesheet link)
-  is a build warning, so ``jupyter-book build -W`` fails on it.
+- Any other external resource left in a page's body (a script, image, frame, stylesheet or icon, or a CSS
+  ``url()``/``@import``; found by parsing the HTML) or a CDN named anywhere in it is a build warning, so
+  ``jupyter-book build -W`` fails on it.
 - sphinx-thebe's loader, which names unpkg, is dropped while the "live code" button is off.
 - Above every ipywidgets panel (rendered from its saved state; no kernel runs behind the static page), a
   note says so and links to launch the chapter in Binder or Colab.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import html
 import re
+from html.parser import HTMLParser
 from typing import Any
 
 from sphinx.application import Sphinx
@@ -27,12 +29,56 @@ CDN_TO_VENDOR = {
     "https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min": "vendor/d3/d3.min",
     "https://cdnjs.cloudflare.com/ajax/libs/jquery/2.0.0/jquery.min": "vendor/jquery/jquery.min",
 }
-# A tag that makes the browser fetch its src/href when the page loads.
-_EXTERNAL_RESOURCE = re.compile(
-    r"<(script|img|iframe|source|video|audio|embed|link\b[^>]*\brel=[\"']?(?:stylesheet|preload|modulepreload))"
-    r"\b[^>]*\b(?:src|href)=[\"']?((?:https?:)?//[^\"' >]+)",
-    re.IGNORECASE,
-)
+_EXTERNAL = re.compile(r"^\s*(?:https?:)?//", re.IGNORECASE)
+_CSS_URL = re.compile(r"""(?:url\(\s*|@import\s+)['"]?((?:https?:)?//[^'")\s]+)""", re.IGNORECASE)
+
+
+class ResourceFinder(HTMLParser):
+    """External addresses a browser fetches while it loads the HTML (not links a reader may follow)."""
+
+    FETCHED = {
+        "script": ("src",), "img": ("src", "srcset"), "iframe": ("src",), "source": ("src", "srcset"),
+        "video": ("src", "poster"), "audio": ("src",), "embed": ("src",), "object": ("data",),
+        "input": ("src",), "track": ("src",), "frame": ("src",),
+    }  # fmt: skip
+    LINK_RELS = {"stylesheet", "icon", "preload", "modulepreload", "prefetch", "manifest", "apple-touch-icon"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self._style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {name: value or "" for name, value in attrs}
+        names = self.FETCHED.get(tag, ())
+        if tag == "link" and self.LINK_RELS & set(values.get("rel", "").lower().split()):
+            names = ("href",)
+        for name in names:
+            candidates = (
+                [c.split()[0] for c in values.get(name, "").split(",") if c.strip()]
+                if name == "srcset"
+                else [values.get(name, "")]
+            )
+            self.found += [url.strip() for url in candidates if _EXTERNAL.match(url)]
+        self.found += _CSS_URL.findall(values.get("style", ""))
+        self._style = tag == "style"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._style = False
+
+    def handle_data(self, data: str) -> None:
+        if self._style:
+            self.found += _CSS_URL.findall(data)
+
+
+def external_resources(html: str) -> list[str]:
+    """Addresses on other hosts that loading ``html`` would fetch."""
+    finder = ResourceFinder()
+    finder.feed(html)
+    finder.close()
+    return finder.found
+
+
 _CDN_HOSTS = re.compile(r"(?:https?:)?//(?:cdnjs\.cloudflare\.com|cdn\.jsdelivr\.net|unpkg\.com)/[^\"' )]*")
 _WIDGET_VIEW = '<script type="application/vnd.jupyter.widget-view+json">'
 
@@ -91,8 +137,8 @@ def rewrite_page(app: Sphinx, pagename: str, templatename: str, context: dict[st
     if _WIDGET_VIEW in body:
         body = body.replace(_WIDGET_VIEW, kernel_note(launch_links(app, pagename)) + _WIDGET_VIEW)
     context["body"] = body
-    for match in _EXTERNAL_RESOURCE.finditer(body):
-        logger.warning("%s: loads an external resource: %s", pagename, match.group(2), location=pagename)
+    for url in external_resources(body):
+        logger.warning("%s: loads an external resource: %s", pagename, url, location=pagename)
     for match in _CDN_HOSTS.finditer(body):
         logger.warning("%s: references a CDN: %s", pagename, match.group(0), location=pagename)
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -40,6 +43,13 @@ class Visit:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
+
+
+ALL_DRAWN = """() =>
+  [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
+    .every(s => s.previousElementSibling && s.previousElementSibling.querySelector('.jupyter-widgets'))
+  && [...document.querySelectorAll('[id^="bertviz-"]')].every(e => e.querySelector('svg line'))
+  && [...document.querySelectorAll('.attn-viewer')].every(e => e.dataset.drawn)"""
 
 
 def open_page(browser, base: str, path: str, *, viewport=(1280, 900)) -> Visit:
@@ -76,10 +86,13 @@ def open_page(browser, base: str, path: str, *, viewport=(1280, 900)) -> Visit:
     page.on("response", lambda r: r.status >= 400 and visit.failed.append(f"{r.status} {r.url}"))
     page.on("requestfailed", lambda r: r.url.startswith(base) and visit.failed.append(f"failed {r.url}"))
     page.goto(base + path, wait_until="load")
-    page.wait_for_load_state("networkidle")  # and any redirect (the book's index.html is one)
-    # MathJax 3 typesets after it starts; the widget manager renders after the load event.
-    page.evaluate("async () => { if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; } }")
+    if path == "index.html":  # the book's index redirects to its first page
+        page.wait_for_url("**/book/intro.html")
     page.wait_for_load_state("networkidle")
+    # MathJax 3 typesets after it starts; saved widgets, bertviz and attn's viewers draw after the load event.
+    page.evaluate("async () => { if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; } }")
+    with contextlib.suppress(PlaywrightTimeout):  # the page's checks then say what did not draw
+        page.wait_for_function(ALL_DRAWN, timeout=30_000)
     return visit
 
 

@@ -1,7 +1,7 @@
 """A real browser (Debian's Chromium, headless, driven by Playwright) with every non-local request blocked.
 
-CI (``.ci/run``) installs Chromium when it is missing and sets ``ATTN_REQUIRE_BROWSER=1``, so there a missing
-browser is a failure; elsewhere the browser tests skip and say why.
+CI (``.ci/run``) installs Chromium (``make chromium``) when it is missing and sets ``ATTN_REQUIRE_BROWSER=1``,
+so there a missing browser is a failure; elsewhere the browser tests skip and say why.
 """
 
 from __future__ import annotations
@@ -14,19 +14,14 @@ from pathlib import Path
 
 import pytest
 from browser_utils import CHROMIUM_FLAGS, chromium_path
+from playwright.sync_api import sync_playwright
 
 
 @pytest.fixture(scope="session")
 def browser():
     executable = chromium_path()
-    reason = None
     if executable is None:
-        reason = "Chromium is not installed (apt-get install chromium; make test installs it where it can)"
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        reason = "playwright is not installed (it is in requirements.txt)"
-    if reason:
+        reason = "Chromium is not installed (make chromium installs Debian's package; or set ATTN_CHROMIUM)"
         if os.environ.get("ATTN_REQUIRE_BROWSER") == "1":
             pytest.fail(reason)
         pytest.skip(reason)

@@ -1,5 +1,7 @@
 """attn's attention viewer, saved as a standalone page, in headless Chromium with the network blocked."""
 
+import json
+
 import torch
 from browser_utils import open_page
 from test_book_pages import check_viewer
@@ -53,5 +55,46 @@ def test_ragged_examples_non_square_and_several_viewers(tmp_path, serve, browser
         check_viewer(page, viewers.nth(1))
         # the second uses each matrix's own maximum for the brightest colour
         assert viewers.nth(1).locator(".av-vmax").text_content() != "1"
+    finally:
+        page.context.close()
+
+
+def test_script_run_from_head_and_identical_viewers(tmp_path, serve, browser):
+    """Hosts like classic Notebook run an output's script from a new <script> in <head>: the viewer still finds
+    its container by id, and two identical viewers on one page both draw."""
+    view = attention_viewer(softmax(2, 3, 3, seed=4), list("abc"), axes=["head"])
+    fragment = view.html
+    body, script = fragment[: fragment.rindex("<script>")], fragment[fragment.rindex("<script>") + 8 : -9]
+    evaluate = (
+        "<script>function run(code) { var s = document.createElement('script'); s.text = code;"
+        " document.head.appendChild(s).parentNode.removeChild(s); }</script>"
+    )
+    page_html = f"{evaluate}{body}{body}<script>run({json.dumps(script)}); run({json.dumps(script)});</script>"
+    (tmp_path / "head.html").write_text(f"<!doctype html><meta charset='utf-8'><body>{page_html}</body>")
+    visit = open_page(browser, serve(tmp_path), "head.html")
+    page = visit.page
+    try:
+        assert visit.errors == []
+        viewers = page.locator(".attn-viewer")
+        assert viewers.count() == 2
+        for k in range(2):
+            check_viewer(page, viewers.nth(k))
+    finally:
+        page.context.close()
+
+
+def test_large_and_all_zero_matrices_with_their_own_maximum(tmp_path, serve, browser):
+    big = attention_viewer(softmax(400, 400, seed=5), [f"q{i}" for i in range(400)], [f"k{i}" for i in range(400)],
+                           vmax=None)  # fmt: skip
+    zero = attention_viewer(torch.zeros(2, 3), ["a", "b"], ["x", "y", "z"], vmax=None)
+    (tmp_path / "big.html").write_text(f"<!doctype html><meta charset='utf-8'><body>{big.html}{zero.html}</body>")
+    visit = open_page(browser, serve(tmp_path), "big.html")
+    page = visit.page
+    try:
+        assert visit.errors == []
+        viewers = page.locator(".attn-viewer")
+        assert viewers.nth(0).locator(".av-cell").count() == 400 * 400
+        assert viewers.nth(1).locator(".av-vmax").text_content() == "0.0001"  # the smallest step, not 0
+        check_viewer(page, viewers.nth(1))
     finally:
         page.context.close()

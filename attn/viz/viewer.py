@@ -33,6 +33,7 @@ max-width:100%;overflow-x:auto;border:1px solid #ddd;border-radius:4px}
 .attn-viewer .av-controls{display:flex;flex-wrap:wrap;gap:4px 14px;margin-bottom:6px;align-items:center}
 .attn-viewer label{display:inline-flex;gap:4px;align-items:center}
 .attn-viewer .av-grid{display:grid;gap:1px;width:max-content}
+.attn-viewer .av-grid:focus-visible{outline:2px solid #e7298a;outline-offset:2px}
 .attn-viewer .av-col{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;text-align:left;
 padding:2px 0}
 .attn-viewer .av-row{white-space:nowrap;text-align:right;padding-right:4px;align-self:center}
@@ -70,6 +71,8 @@ root.dataset.drawn = "1";
 if (d.title) { root.appendChild(el("div", "av-title", d.title)); }
 var controls = el("div", "av-controls"), grid = el("div", "av-grid"), readout = el("div", "av-readout");
 readout.setAttribute("aria-live", "polite");
+grid.tabIndex = 0;
+grid.setAttribute("aria-label", "attention weights: hover over a cell, or focus here and use the arrow keys");
 root.appendChild(controls); root.appendChild(grid); root.appendChild(readout);
 var state = {example: 0, pos: d.axes.map(function () { return 0; })};
 if (d.examples.length > 1) {
@@ -120,14 +123,26 @@ function draw() {
       c.title = describe(x, w, i, j);
     }
   }
-  readout.textContent = "Hover over a cell to read its weight.";
-  grid.onmouseover = function (e) {
-    var c = e.target; if (!c.classList.contains("av-cell")) { return; }
-    var i = +c.dataset.i, j = +c.dataset.j;
+  readout.textContent = "Hover over a cell (or use the arrow keys) to read its weight.";
+  function pick(i, j) {
     grid.querySelectorAll(".av-on,.av-hit").forEach(function (n) { n.classList.remove("av-on", "av-hit"); });
-    rowHeads[i].classList.add("av-on"); colHeads[j].classList.add("av-on"); c.classList.add("av-hit");
+    rowHeads[i].classList.add("av-on"); colHeads[j].classList.add("av-on");
+    grid.querySelectorAll(".av-cell")[i * nk + j].classList.add("av-hit");
+    state.cell = [i, j];
     readout.textContent = describe(x, w, i, j);
+  }
+  grid.onmouseover = function (e) {
+    if (e.target.classList.contains("av-cell")) { pick(+e.target.dataset.i, +e.target.dataset.j); }
   };
+  grid.onkeydown = function (e) {  // arrow keys move the readout from cell to cell
+    var step = {ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1]}[e.key];
+    if (!step) { return; }
+    e.preventDefault();
+    var c = state.cell;
+    if (!c) { pick(0, 0); return; }  // the first key press shows the first cell
+    pick(Math.min(nq - 1, Math.max(0, c[0] + step[0])), Math.min(nk - 1, Math.max(0, c[1] + step[1])));
+  };
+  state.cell = null;
 }
 draw();
 })();</script>"""

@@ -95,6 +95,12 @@ def _check_widgets(page) -> int:
         "() => [...document.querySelectorAll('.jupyter-widgets img')].map(i => i.complete && i.naturalWidth)"
     )
     assert all(images), f"widget images not drawn: {images}"
+    live = page.evaluate(
+        """() => [...document.querySelectorAll('.attn-kernel-note + .widget-subarea')]
+        .flatMap(w => [...w.querySelectorAll('input, select, textarea, button')])
+        .filter(c => getComputedStyle(c).pointerEvents !== 'none').length"""
+    )
+    assert live == 0, f"{live} controls of saved widgets still look usable"
     return len(views)
 
 
@@ -123,6 +129,12 @@ def check_viewer(page, viewer) -> None:
         assert viewer.locator(".av-readout").text_content() == expected_readout(data, example, pos, i, j)
 
     rows, cols = len(data["examples"][0]["rows"]), len(data["examples"][0]["cols"])
+    grid = viewer.locator(".av-grid")
+    grid.focus()
+    for key in ("ArrowDown", "ArrowRight", "ArrowDown"):  # the first press shows cell (0, 0)
+        grid.press(key)
+    i, j = min(1, rows - 1), min(1, cols - 1)
+    assert viewer.locator(".av-readout").text_content() == expected_readout(data, example, pos, i, j)
     hover_and_check(0, 0)
     hover_and_check(rows - 1, cols - 1)
     for a, axis in enumerate(data["axes"]):

@@ -27,8 +27,9 @@ import torch
 from common import ROOT
 
 sys.path[:0] = [str(ROOT / "tests" / "browser"), str(ROOT / "book" / "_ext")]
-from browser_utils import CHROMIUM_FLAGS, chromium_path, open_page, page_weight  # noqa: E402
+from browser_utils import CHROMIUM_FLAGS, chromium_path, open_page, page_weight, start_server  # noqa: E402
 from offline_book import CDN_TO_VENDOR  # noqa: E402
+from playwright.sync_api import sync_playwright  # noqa: E402
 
 from attn.viz import attention_viewer  # noqa: E402
 
@@ -137,23 +138,11 @@ def main() -> None:
     executable = chromium_path()
     if executable is None:
         raise SystemExit("Chromium is needed (apt-get install chromium)")
-    import functools
-    import http.server
-    import threading
-
-    from playwright.sync_api import sync_playwright
-
     servers = []
 
     def serve(folder: Path) -> str:
-        class Quiet(http.server.SimpleHTTPRequestHandler):
-            def log_message(self, *a: object) -> None:
-                pass
-
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_port}/"
+        servers.append(start_server(folder))
+        return f"http://127.0.0.1:{servers[-1].server_port}/"
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)

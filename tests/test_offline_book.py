@@ -88,6 +88,14 @@ def test_rewrite_points_bertviz_at_the_vendored_copies_and_notes_saved_widgets()
     assert "notebooks/05_multi_head.ipynb" in out[note:]
 
 
+def build_warnings(body: str, monkeypatch) -> list[str]:
+    """The warnings the extension logs while it rewrites a page with this body."""
+    warnings = []
+    monkeypatch.setattr(offline_book.logger, "warning", lambda *args, **kw: warnings.append(args[0] % args[1:]))
+    offline_book.rewrite_page(fake_app(), "page", "page.html", page_context(body), None)
+    return warnings
+
+
 @pytest.mark.parametrize(
     "body",
     [
@@ -107,9 +115,7 @@ def test_rewrite_points_bertviz_at_the_vendored_copies_and_notes_saved_widgets()
     ],
 )
 def test_any_external_resource_left_is_a_warning(body, monkeypatch):
-    warnings = []
-    monkeypatch.setattr(offline_book.logger, "warning", lambda *args, **kw: warnings.append(args[0] % args[1:]))
-    offline_book.rewrite_page(fake_app(), "page", "page.html", page_context(body), None)
+    warnings = build_warnings(body, monkeypatch)
     assert warnings and re.search(r"example\.com|unpkg", warnings[0])
 
 
@@ -135,7 +141,5 @@ def test_unused_thebe_loader_is_dropped():
     ],
 )
 def test_links_and_local_files_are_not_warned_about(body, monkeypatch):
-    warnings = []
-    monkeypatch.setattr(offline_book.logger, "warning", lambda *args, **kw: warnings.append(args[0] % args[1:]))
-    offline_book.rewrite_page(fake_app(), "page", "page.html", page_context(body), None)
+    warnings = build_warnings(body, monkeypatch)
     assert warnings == []

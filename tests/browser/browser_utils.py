@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
+import http.server
+import json
 import os
 import shutil
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
@@ -96,6 +101,16 @@ def open_page(browser, base: str, path: str, *, viewport=(1280, 900)) -> Visit:
     return visit
 
 
+@contextlib.contextmanager
+def opened(browser, base: str, path: str) -> Iterator[Visit]:
+    """``open_page``, then close the page's browser context however the block ends."""
+    visit = open_page(browser, base, path)
+    try:
+        yield visit
+    finally:
+        visit.page.context.close()
+
+
 def page_weight(folder: Path, urls: list[str]) -> dict[str, int]:
     """Bytes a page loaded from ``folder``: its own (HTML and images), all files, all files gzipped."""
     files = {}
@@ -109,3 +124,64 @@ def page_weight(folder: Path, urls: list[str]) -> dict[str, int]:
         "gzip": sum(len(gzip.compress(b, 6)) for b in files.values()),
         "requests": len(urls),
     }
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def start_server(folder: Path) -> http.server.ThreadingHTTPServer:
+    """A local HTTP server for ``folder`` on a free port, in a daemon thread (``server_port`` tells which)."""
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def expected_readout(data: dict, example: int, pos: list[int], i: int, j: int) -> str:
+    """The readout the viewer must show for cell (i, j), computed from its embedded data."""
+    x = data["examples"][example]
+    nq, nk, offset = len(x["rows"]), len(x["cols"]), 0
+    for axis, p in zip(data["axes"], pos, strict=True):
+        offset = offset * len(axis["ticks"]) + p
+    value = x["w"][offset * nq * nk + i * nk + j] / data["scale"]
+    q, k = data["names"]
+    return f"{q} \u201c{x['rows'][i]}\u201d ({i + 1}) \u2192 {k} \u201c{x['cols'][j]}\u201d ({j + 1}): {value:.4f}"
+
+
+def check_viewer(page, viewer) -> None:
+    """Cells drawn, hovering reads out the embedded weight, every slider and the example menu redraw it."""
+    data = json.loads(viewer.locator("script.av-data").text_content())
+    pos = [0] * len(data["axes"])
+    example = 0
+
+    def hover_and_check(i: int, j: int) -> None:
+        x = data["examples"][example]
+        cells = viewer.locator(".av-cell")
+        assert cells.count() == len(x["rows"]) * len(x["cols"])
+        cells.nth(i * len(x["cols"]) + j).hover()
+        assert viewer.locator(".av-readout").text_content() == expected_readout(data, example, pos, i, j)
+
+    rows, cols = len(data["examples"][0]["rows"]), len(data["examples"][0]["cols"])
+    grid = viewer.locator(".av-grid")
+    grid.focus()
+    for key in ("ArrowDown", "ArrowRight", "ArrowDown"):  # the first press shows cell (0, 0)
+        grid.press(key)
+    i, j = min(1, rows - 1), min(1, cols - 1)
+    assert viewer.locator(".av-readout").text_content() == expected_readout(data, example, pos, i, j)
+    hover_and_check(0, 0)
+    hover_and_check(rows - 1, cols - 1)
+    for a, axis in enumerate(data["axes"]):
+        if len(axis["ticks"]) > 1:
+            before = viewer.locator(".av-cell").evaluate_all("cs => cs.map(c => c.style.background).join()")
+            viewer.locator(f"input.av-axis[data-axis='{axis['name']}']").fill(str(len(axis["ticks"]) - 1))
+            pos[a] = len(axis["ticks"]) - 1
+            after = viewer.locator(".av-cell").evaluate_all("cs => cs.map(c => c.style.background).join()")
+            assert before != after, f"moving the {axis['name']} slider did not redraw"
+            hover_and_check(rows - 1, 0)
+    if len(data["examples"]) > 1:
+        example = len(data["examples"]) - 1
+        viewer.locator("select.av-example").select_option(str(example))
+        x = data["examples"][example]
+        hover_and_check(len(x["rows"]) - 1, len(x["cols"]) - 1)

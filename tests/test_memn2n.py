@@ -235,6 +235,7 @@ def test_training_is_seeded_and_keeps_the_best_validation_epoch(task1, trained):
     assert best["valid_error"] == min(e["valid_error"] for e in epochs if e["phase"] == "softmax")
     _, valid = split_valid(task1[0], seed=0)
     assert trained.error(valid) == pytest.approx(best["valid_error"])  # the kept weights are that epoch's
+    assert trained.valid_error == best["valid_error"]
 
 
 def test_split_valid_holds_out_a_tenth(task1):

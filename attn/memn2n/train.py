@@ -55,6 +55,11 @@ class MemN2NRun:
     vocab: Vocab
     history: MemN2NHistory
 
+    @property
+    def valid_error(self) -> float:
+        """The validation error of the epoch whose weights were kept (to choose between runs, §4.2)."""
+        return self.history.epochs[self.history.best_epoch - 1]["valid_error"]
+
     def tensors(self, exs: Sequence[Example]) -> BabiTensors:
         """``exs`` vectorised with this run's vocabulary and memory size."""
         return vectorize(exs, self.vocab, self.model.config.memory_size)

@@ -1,0 +1,181 @@
+"""The chapters' claims about trained models, measured over seeds and numeric paths: where the margins come from.
+
+Every cell whose numbers come from training checks the claims the prose makes with ``attn.claims.claim`` (a
+bound, not a digit). This script executes each chapter that has a ``SEED = 0`` parameter (its first code cell)
+once per seed and numeric path, each in a fresh kernel, collects every claim the runs checked (from the outputs'
+metadata), and prints one row per claim: its bound, the smallest and largest value measured, the committed run's
+value, and in how many runs it held (a claim that does not hold is recorded and the run goes on). A bound is set
+from this table with a margin; a claim that does not hold in every run is not a claim, and its prose is
+rewritten.
+
+Numeric paths: "as is" (this machine's kernels) and "portable" (``attn.claims.SECOND_NUMERIC_PATH``: torch's
+default CPU kernels and MKL's compatible path, which stand in for another CPU).
+
+    .venv/bin/python benchmarks/claims.py [--seeds 0 1 2 3 4] [--chapters 02 03] [--jobs 2] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+import nbformat
+from common import ROOT
+from nbclient import NotebookClient
+
+from attn.claims import SECOND_NUMERIC_PATH, recorded_claims
+
+PATHS = {"as is": {}, "portable": SECOND_NUMERIC_PATH}
+PARAMETER = re.compile(r"^SEED = 0\b", re.MULTILINE)
+
+
+def with_seed(nb: nbformat.NotebookNode, seed: int) -> nbformat.NotebookNode:
+    """A copy of the chapter whose ``SEED = 0`` (first code cell) reads ``SEED = seed``."""
+    nb = nbformat.from_dict(nb)
+    first = next(c for c in nb.cells if c.cell_type == "code")
+    if len(PARAMETER.findall(first.source)) != 1:
+        raise ValueError("the chapter's first code cell must set its parameter as 'SEED = 0' (once)")
+    first.source = PARAMETER.sub(f"SEED = {seed}", first.source)
+    return nb
+
+
+# Measuring, a claim that does not hold is recorded and the chapter goes on, so that every claim gets its values.
+KEEP_GOING = """from attn.claims import ClaimError, claim as _claim
+
+
+def claim(*args, **kwargs):  # benchmarks/claims.py: record a claim that does not hold, and go on
+    try:
+        _claim(*args, **kwargs)
+    except ClaimError:
+        pass"""
+
+
+def run(path: Path, seed: int, path_name: str, timeout: int) -> dict:
+    """Execute one chapter with one seed on one numeric path; its claims, failed cells and seconds."""
+    nb = with_seed(nbformat.read(path, as_version=4), seed)
+    first = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    nb.cells.insert(first + 1, nbformat.v4.new_code_cell(KEEP_GOING))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", **PATHS[path_name]}
+    start = time.perf_counter()
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(path.parent)}})  # fmt: skip
+    client.execute(env=env)
+    errors = [
+        (i, o.ename, o.evalue[:200])
+        for i, c in enumerate(nb.cells) if c.cell_type == "code"
+        for o in c.outputs if o.output_type == "error" and o.ename != "ClaimError"
+    ]  # fmt: skip
+    return {"chapter": path.stem, "seed": seed, "path": path_name, "seconds": time.perf_counter() - start,
+            "claims": recorded_claims(nb), "errors": errors}  # fmt: skip
+
+
+def committed_values(path: Path) -> dict[str, object]:
+    return {c["statement"]: c["value"] for c in recorded_claims(nbformat.read(path, as_version=4))}
+
+
+def fmt(value: object, spec: str) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return format(value, spec)
+    return "-" if value is None else repr(value)
+
+
+def table(results: list[dict], chapters: list[Path]) -> list[str]:
+    """One markdown row per claim: chapter, claim, bound, min, max, committed value, held in n of n runs."""
+    lines = [
+        "| chapter | claim | bound | min | max | committed | held |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for path in chapters:
+        runs = [r for r in results if r["chapter"] == path.stem]
+        if not runs:
+            continue
+        committed = committed_values(path)
+        seen: dict[str, list[dict]] = defaultdict(list)
+        for r in runs:
+            for c in r["claims"]:
+                seen[c["statement"]].append(c)
+        for statement, checks in seen.items():
+            first = checks[0]
+            spec = first.get("fmt", "")
+            if first["equals"] is not None:
+                bound = f"= {first['equals']!r}"
+            else:
+                parts = [f"≥ {first['at_least']:{spec}}" if first["at_least"] is not None else "",
+                         f"≤ {first['at_most']:{spec}}" if first["at_most"] is not None else ""]  # fmt: skip
+                bound = " and ".join(p for p in parts if p) or "yes"
+            values = [c["value"] for c in checks]
+            numbers = [v for v in values if isinstance(v, float)]
+            if numbers:
+                low, high = fmt(min(numbers), spec), fmt(max(numbers), spec)
+            else:
+                distinct = sorted({fmt(v, spec) for v in values})
+                low = high = " / ".join(distinct)
+            held = sum(bool(c["holds"]) for c in checks)
+            row = (
+                path.stem[:2],
+                statement,
+                bound,
+                low,
+                high,
+                fmt(committed.get(statement), spec),
+                f"{held}/{len(runs)}",
+            )
+            lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in row) + " |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
+    parser.add_argument("--chapters", nargs="+", default=None, help="chapter numbers, e.g. 02 05 (default: all)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="chapters executed at once")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    parser.add_argument("--json", type=Path, default=None, help="also write every run's claims here")
+    parser.add_argument(
+        "--load",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="earlier --json files to include (runs measured again here replace theirs)",
+    )
+    args = parser.parse_args()
+
+    chapters = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if args.chapters:
+        chapters = [p for p in chapters if p.name[:2] in args.chapters]
+    chapters = [p for p in chapters if PARAMETER.search(next(c.source for c in nbformat.read(p, 4).cells
+                                                             if c.cell_type == "code"))]  # fmt: skip
+    jobs = [(p, s, name) for p in chapters for s in args.seeds for name in args.paths]
+    jobs.sort(key=lambda job: -job[0].stat().st_size)  # the long chapters first
+    earlier = [r for f in args.load for r in json.loads(f.read_text())]
+    print(f"{len(jobs)} runs: {len(chapters)} chapters x seeds {args.seeds} x paths {args.paths}, {args.jobs} at once",
+          flush=True)  # fmt: skip
+    again = {(p.stem, seed, name) for p, seed, name in jobs}
+    results = [r for r in earlier if (r["chapter"], r["seed"], r["path"]) not in again]
+    with ThreadPoolExecutor(args.jobs) as pool:
+        futures = [pool.submit(run, *job, args.timeout) for job in jobs]
+        for future in as_completed(futures):
+            r = future.result()
+            failed = sum(not c["holds"] for c in r["claims"])
+            print(f"{r['chapter']} seed {r['seed']} {r['path']:>8}: {len(r['claims'])} claims, {failed} not held, "
+                  f"{len(r['errors'])} other errors, {r['seconds']:.0f} s", flush=True)  # fmt: skip
+            for cell, name, value in r["errors"]:
+                print(f"    cell {cell}: {name}: {value}", flush=True)
+            results.append(r)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    print()
+    print("\n".join(table(results, chapters)))
+
+
+if __name__ == "__main__":
+    main()

@@ -46,30 +46,43 @@ def _seconds(path: Path) -> float:
     return (max(times) - min(times)).total_seconds() if times else 60.0
 
 
-def _unit(item: pytest.Item) -> tuple[str, float] | None:
-    """The group of tests that must run in one worker, and its rough cost in seconds (None: any worker)."""
-    if item.path.suffix == ".ipynb":  # nbval: a chapter's cells run in order in one kernel
-        return f"nbval-{item.path.stem}", _seconds(item.path)
-    if item.path.name == "test_notebooks.py" and item.originalname == "test_student_version_on_a_second_numeric_path":
-        chapter = item.callspec.id
-        return f"student-{chapter}", 1.4 * _seconds(ROOT / "notebooks" / f"{chapter}.ipynb")
-    if item.path.name == "test_book.py" or "browser" in item.path.parts:  # one book build, one browser
+STUDENT_RUN = "tests/test_notebooks.py::test_student_version_on_a_second_numeric_path["
+
+
+def group(nodeid: str) -> tuple[str, float]:
+    """The group of tests that must run in one worker, and its rough cost in seconds (0: unknown, small)."""
+    path, _, name = nodeid.partition("::")
+    if path.endswith(".ipynb"):  # nbval: a chapter's cells run in order, in one kernel
+        return path, _seconds(ROOT / path)
+    if nodeid.startswith(STUDENT_RUN):  # a chapter's run on the second numeric path: one test, on its own
+        chapter = nodeid[len(STUDENT_RUN) :].split("]")[0]
+        return nodeid, 1.4 * _seconds(ROOT / "notebooks" / f"{chapter}.ipynb")
+    if path == "tests/test_book.py" or path.startswith("tests/browser/"):  # one book build, one browser
         return "book", 150.0
-    return None
+    return path, 0.0  # a module's tests share its module-scoped fixtures
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``make test`` (``-n auto --dist loadgroup``) hands out the groups of :func:`group`, longest first (the
+    order of the collection, see below). Our own scheduler, because pytest-xdist 3.8 marks its groups by renaming
+    node ids, which pytest 9.2 no longer allows: its ``xdist_group`` marks are silently ignored there."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group(nodeid)[0]
+
+    return GroupScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
-    """With pytest-xdist (make test: ``-n auto --dist loadgroup``): keep each chapter's cells, each chapter's
-    second-path run and the book's tests together, and hand out the longest groups first, so that the workers
-    finish at about the same time."""
-    if not getattr(config.option, "numprocesses", None):
-        return
-    units = {}
+    """The longest groups first (chapters and their second-path runs), so that the workers finish at about the
+    same time; a group's tests keep their order (a chapter's cells run in order)."""
+    cost: dict[str, float] = {}
     for item in items:
-        unit = _unit(item)
-        if unit is not None:
-            item.add_marker(pytest.mark.xdist_group(unit[0]))
-            units[unit[0]] = unit[1]
-    rank = {name: i for i, name in enumerate(sorted(units, key=lambda name: -units[name]))}
-    items.sort(key=lambda item: rank.get((_unit(item) or ("", 0))[0], len(rank)))
+        name, seconds = group(item.nodeid)
+        cost[name] = max(cost.get(name, 0.0), seconds)
+    items.sort(key=lambda item: -cost[group(item.nodeid)[0]])

@@ -44,7 +44,7 @@ book: $(STAMP)
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
 # One worker per core (JOBS=1 for one process): each chapter's cells, each chapter's run on the second numeric path
-# and the book's tests stay in one worker (tests/conftest.py), the longest handed out first.
+# and the book's tests stay in one worker (the top-level conftest.py), the longest handed out first.
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest tests notebooks --nbval --nbval-current-env --nbval-cell-timeout=300 \

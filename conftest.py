@@ -26,7 +26,7 @@ STUDENT_RUN = "tests/test_notebooks.py::test_student_version_on_a_second_numeric
 
 def group(nodeid: str) -> tuple[str, float]:
     """The group of tests that must run in one worker, and its rough cost in seconds (0: unknown, small)."""
-    path, _, name = nodeid.partition("::")
+    path = nodeid.partition("::")[0]
     if path.endswith(".ipynb"):  # nbval: a chapter's cells run in order, in one kernel
         return path, _seconds(ROOT / path)
     if nodeid.startswith(STUDENT_RUN):  # a chapter's run on the second numeric path: one test, on its own

@@ -29,7 +29,7 @@ import nbformat
 from common import ROOT
 from nbclient import NotebookClient
 
-from attn.claims import SECOND_NUMERIC_PATH, recorded_claims
+from attn.claims import SECOND_NUMERIC_PATH, Claim, recorded_claims
 
 PATHS = {"as is": {}, "portable": SECOND_NUMERIC_PATH}
 PARAMETER = re.compile(r"^SEED = 0\b", re.MULTILINE)
@@ -80,11 +80,8 @@ def committed_values(path: Path) -> dict[str, object]:
 
 
 def fmt(value: object, spec: str) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return format(value, spec)
-    return "-" if value is None else repr(value)
+    """A measured value as the claim's own line shows it ("-" for none)."""
+    return "-" if value is None else Claim("", value, fmt=spec).measured()
 
 
 def table(results: list[dict], chapters: list[Path]) -> list[str]:
@@ -105,12 +102,8 @@ def table(results: list[dict], chapters: list[Path]) -> list[str]:
         for statement, checks in seen.items():
             first = checks[0]
             spec = first.get("fmt", "")
-            if first["equals"] is not None:
-                bound = f"= {first['equals']!r}"
-            else:
-                parts = [f"≥ {first['at_least']:{spec}}" if first["at_least"] is not None else "",
-                         f"≤ {first['at_most']:{spec}}" if first["at_most"] is not None else ""]  # fmt: skip
-                bound = " and ".join(p for p in parts if p) or "yes"
+            bound = Claim(**{k: first[k] for k in ("statement", "value", "at_least", "at_most", "equals", "fmt")})
+            bound = bound.bound() or "yes"  # a yes/no claim has no bound in numbers
             values = [c["value"] for c in checks]
             numbers = [v for v in values if isinstance(v, float)]
             if numbers:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import configparser
 import json
 import math
 import re
 from pathlib import Path
+
+from nbval.plugin import coalesce_streams, get_sanitize_patterns
 
 from attn.pretrained import ModelNotInstalledError, model_dir
 
@@ -30,33 +31,30 @@ def _model_missing() -> str | None:
 MODEL_MISSING = _model_missing()
 
 
-def sanitize_patterns() -> list[tuple[re.Pattern, str]]:
-    """The replacements of ``nbval_sanitize.cfg``, in order: what nbval treats as volatile."""
-    config = configparser.ConfigParser()
-    config.read(SANITIZE)
-    return [(re.compile(config[s]["regex"]), config[s]["replace"]) for s in config.sections()]
+def sanitize_patterns() -> list[tuple[str, str]]:
+    """The replacements of ``nbval_sanitize.cfg``, in order, read as nbval reads them: what it treats as volatile."""
+    return get_sanitize_patterns(SANITIZE.read_text())
 
 
-def comparable(outputs: list, patterns: list[tuple[re.Pattern, str]]) -> list:
-    """A cell's outputs as nbval compares them: streams merged by name, every data field but images and widget
+def comparable(outputs: list, patterns: list[tuple[str, str]]) -> list:
+    """A cell's outputs as nbval compares them: streams merged by nbval, every data field but images and widget
     ids, after the sanitizer's replacements; an error as its name."""
 
     def clean(text: str) -> str:
         for regex, replace in patterns:
-            text = regex.sub(replace, text)
+            text = re.sub(regex, replace, text)
         return text
 
-    streams: dict[str, str] = {}
-    rest = []
-    for output in outputs:
+    seen = []
+    for output in coalesce_streams(outputs):
         if output["output_type"] == "stream":
-            streams[output["name"]] = streams.get(output["name"], "") + output["text"]
+            seen.append((output["name"], clean(output["text"])))
         elif output["output_type"] == "error":
-            rest.append(("error", output["ename"]))
+            seen.append(("error", output["ename"]))
         else:
             data = {k: v for k, v in output.get("data", {}).items() if k not in NOT_COMPARED}
-            rest.append(sorted((k, clean(v) if isinstance(v, str) else v) for k, v in data.items()))
-    return [sorted((name, clean(text)) for name, text in streams.items()), rest]
+            seen.append(sorted((k, clean(v) if isinstance(v, str) else v) for k, v in data.items()))
+    return seen
 
 
 VIEWER_DATA = re.compile(r"<script type='application/json' class='av-data'>(.*?)</script>", re.DOTALL)

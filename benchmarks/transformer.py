@@ -13,7 +13,7 @@ Prints, measured in one run:
    same batches of the translation corpus (batch 64, Adam lr 1e-3, gradient clipping 1.0 as in
    ``attn.train.fit``): steps and target tokens per second and the peak memory a few steps add; the attn model
    with ``need_weights=True`` shows what keeping the weights costs;
-3. (not with ``--quick``) the time to execute chapters 4-7 from a fresh kernel.
+3. (not with ``--quick``) the time to execute chapters 5-8 from a fresh kernel.
 
     .venv/bin/python benchmarks/transformer.py [--quick] [--threads N] [--steps N]
 """
@@ -283,8 +283,8 @@ def main() -> None:
         print(f"{name:>18} {steps_per_s:8.2f} {tokens_per_s:9.0f} {tokens_per_s / torch_tokens:6.2f} {mib(peak):>9}")
 
     if not args.quick:
-        print("\nchapters 4-7, executed from a fresh kernel (kernel start-up included)")
-        for path in sorted((ROOT / "notebooks").glob("0[4-7]_*.ipynb")):
+        print("\nchapters 5-8, executed from a fresh kernel (kernel start-up included)")
+        for path in sorted((ROOT / "notebooks").glob("0[5-8]_*.ipynb")):
             print(f"{path.name:>24}: {time_notebook(path):.1f} s")
 
 

@@ -78,14 +78,14 @@ def test_rewrite_points_bertviz_at_the_vendored_copies_and_notes_saved_widgets()
         '<a href="https://example.org/paper">a link is not a resource</a>'
     )
     context = page_context(body)
-    offline_book.rewrite_page(fake_app(), "notebooks/05_multi_head", "page.html", context, None)
+    offline_book.rewrite_page(fake_app(), "notebooks/06_multi_head", "page.html", context, None)
     out = context["body"]
     assert "cdnjs" not in out
     assert '<script src="../_static/vendor/requirejs/require.js">' in out
     assert "d3: '../_static/vendor/d3/d3.min'" in out and "jquery: '../_static/vendor/jquery/jquery.min'" in out
     note = out.index("attn-kernel-note")
     assert note < out.index("widget-view+json")
-    assert "notebooks/05_multi_head.ipynb" in out[note:]
+    assert "notebooks/06_multi_head.ipynb" in out[note:]
 
 
 def build_warnings(body: str, monkeypatch) -> list[str]:

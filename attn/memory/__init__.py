@@ -1,0 +1,40 @@
+"""Memory that is written: Neural Turing Machine addressing, the DNC's bookkeeping, and the two models."""
+
+from attn.memory.access import read, write
+from attn.memory.addressing import address, content_weighting, interpolate, sharpen, shift
+from attn.memory.dnc import (
+    allocation,
+    directional_weightings,
+    link_matrix,
+    precedence,
+    read_weighting,
+    retention,
+    usage,
+    write_weighting,
+)
+from attn.memory.models import DNC, NTM, DNCConfig, DNCOutput, LSTMBaseline, NTMConfig, NTMOutput
+
+__all__ = [
+    "DNC",
+    "DNCConfig",
+    "DNCOutput",
+    "LSTMBaseline",
+    "NTM",
+    "NTMConfig",
+    "NTMOutput",
+    "address",
+    "allocation",
+    "content_weighting",
+    "directional_weightings",
+    "interpolate",
+    "link_matrix",
+    "precedence",
+    "read",
+    "read_weighting",
+    "retention",
+    "sharpen",
+    "shift",
+    "usage",
+    "write",
+    "write_weighting",
+]

@@ -1,0 +1,41 @@
+"""Shape checks shared by the memory functions: every error names the argument and the shapes it got."""
+
+from __future__ import annotations
+
+import torch
+
+from attn.functional import _broadcast_shapes
+
+__all__ = ["require", "same_lead", "probabilities"]
+
+
+def require(name: str, x: object, dims: int | None = None, min_dim: int = 1) -> torch.Tensor:
+    """``x`` if it is a floating-point tensor with ``dims`` (or at least ``min_dim``) dimensions, else a ValueError."""
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype} (shape {tuple(x.shape)})")
+    if dims is not None and x.dim() != dims:
+        raise ValueError(f"{name} must have {dims} dimensions, got shape {tuple(x.shape)}")
+    if x.dim() < min_dim:
+        raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {tuple(x.shape)}")
+    return x
+
+
+def same_lead(what: str, **tensors: tuple[torch.Tensor, int]) -> None:
+    """The leading dimensions (all but the last ``k`` of each tensor) must broadcast together."""
+    shape: tuple[int, ...] | None = ()
+    for t, k in tensors.values():
+        shape = _broadcast_shapes(shape, tuple(t.shape[: t.dim() - k])) if shape is not None else None
+    if shape is None:
+        got = ", ".join(f"{name} {tuple(t.shape)}" for name, (t, _) in tensors.items())
+        raise ValueError(f"{what}: the leading (batch) dimensions do not broadcast, got {got}")
+
+
+def probabilities(name: str, x: torch.Tensor, low: float = 0.0, high: float = 1.0) -> None:
+    """Every entry of ``x`` must lie in ``[low, high]`` (a gate, a weighting or a usage)."""
+    if x.numel() and not bool(((x >= low) & (x <= high)).all()):
+        raise ValueError(
+            f"{name} must lie in [{low:g}, {high:g}], got values from {float(x.min()):.4g} to {float(x.max()):.4g} "
+            f"(shape {tuple(x.shape)})"
+        )

@@ -69,6 +69,8 @@ def attention_views(outputs: list) -> list[tuple[str, list[list[float]], int]]:
         data = output.get("data", {})
         for payload in VIEWER_DATA.findall(data.get("text/html", "")):
             view = json.loads(payload)
+            if not view.get("distributions", True):  # usage, links: not attention, declared so
+                continue
             for k, example in enumerate(view["examples"]):
                 nq, nk = len(example["rows"]), len(example["cols"])
                 weights = [w / view["scale"] for w in example["w"]]

@@ -96,3 +96,13 @@ def test_viewer_benchmark_prints_its_table():
     assert (attn_row[1], bertviz_row[1]) == ("attn", "bertviz")
     assert float(attn_row[2]) < float(bertviz_row[2])  # the viewer's fragment is smaller than bertviz's
     assert all(float(x) > 0 for x in attn_row[7:])  # ratios
+
+
+def test_memory_benchmark_prints_both_tables():
+    out = run_benchmark("memory.py", "--quick", "--threads", "1")
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if "L=20 <=1" in line)
+    assert [line.split()[0] for line in lines[header + 1 : header + 3]] == ["NTM", "LSTM"]
+    header = next(i for i, line in enumerate(lines) if "DNC ms/step" in line)
+    rows = [line.split() for line in lines[header + 1 :] if line.strip()]
+    assert [row[0] for row in rows] == ["16", "64"] and all(float(row[3]) > 0 for row in rows)  # ratio column

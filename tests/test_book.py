@@ -3,8 +3,8 @@
 
 def test_book_builds_with_warnings_as_errors(built_book):
     html = built_book
-    chapters = ("01_softmax", "02_alignment", "03_memory_networks", "05_self_attention", "06_multi_head",
-                "07_positions", "08_transformer", "09_bert_gpt")  # fmt: skip
+    chapters = ("01_softmax", "02_alignment", "03_memory_networks", "04_memory_that_writes", "05_self_attention",
+                "06_multi_head", "07_positions", "08_transformer", "09_bert_gpt")  # fmt: skip
     pages = ("index.html", "book/intro.html", "book/instructors.html", *(f"notebooks/{c}.html" for c in chapters))
     for page in pages:
         assert (html / page).is_file(), page
@@ -18,6 +18,7 @@ def test_book_builds_with_warnings_as_errors(built_book):
     memory = (html / "notebooks/03_memory_networks.html").read_text()
     assert "Memory networks" in memory and "Sukhbaatar" in memory and "Weston" in memory
     for page, title, cited in [
+        ("04_memory_that_writes", "Memory that writes", "Graves"),
         ("05_self_attention", "Self-attention", "Schmidhuber"),
         ("06_multi_head", "Multi-head attention", "Michel"),
         ("07_positions", "Positions", "Gehring"),

@@ -95,7 +95,7 @@ def test_payload_round_trips_ragged_examples():
 
 def test_payload_keeps_other_dtypes_and_exact_values():
     w = torch.tensor([[0.0, 1.0, 0.25], [0.12344, 0.12346, 0.75310]], dtype=torch.float64)
-    x = payload(attention_viewer(w, ["a", "b"], ["x", "y", "z"]))["examples"][0]
+    x = payload(attention_viewer(w, ["a", "b"], ["x", "y", "z"], distributions=False))["examples"][0]
     assert x["w"] == [0, 10_000, 2_500, 1_234, 1_235, 7_531]
     half = softmax_weights(3, 3).half()
     x = payload(attention_viewer(half, ["a", "b", "c"]))["examples"][0]
@@ -190,7 +190,7 @@ def test_element_id_is_deterministic():
     assert f"document.querySelectorAll('[id=\"{view_id(a)}\"]')" in a.html
     w2 = w.clone()
     w2[1, 0, 2] += 0.01
-    c = attention_viewer(w2, ["a", "b"], ["x", "y", "z"], axes=["head"])
+    c = attention_viewer(w2, ["a", "b"], ["x", "y", "z"], axes=["head"], distributions=False)
     assert view_id(c) != view_id(a)
     d = attention_viewer(w, ["a", "b"], ["x", "y", "z"], axes=["head"], title="other")
     assert view_id(d) != view_id(a)
@@ -407,3 +407,16 @@ def test_inputs_the_page_could_not_show_are_refused():
 def test_vmax_accepts_any_real_number():
     view = attention_viewer(softmax_weights(2, 2), ["a", "b"], vmax=np.float32(0.5))
     assert payload(view)["vmax"] == 0.5
+
+
+def test_rows_must_be_distributions_unless_declared_otherwise():
+    usage = torch.tensor([[0.2, 0.9], [0.5, 0.0]])  # a memory's usage over two steps: not attention
+    with pytest.raises(ValueError, match=r"weights\[0\] \(shape \(2, 2\)\).*distributions=False"):
+        attention_viewer(usage, ["t1", "t2"], ["row 1", "row 2"])
+    with pytest.raises(ValueError, match="not distributions"):
+        attention_viewer(torch.tensor([[1.5, -0.5]]), ["q"], ["a", "b"])
+    view = attention_viewer(usage, ["t1", "t2"], ["row 1", "row 2"], distributions=False)
+    assert payload(view)["distributions"] is False
+    assert payload(attention_viewer(torch.tensor([[0.0, 0.0], [0.25, 0.75]]), ["a", "b"]))["distributions"] is True
+    with pytest.raises(ValueError, match="distributions must be True or False"):
+        attention_viewer(usage, ["t1", "t2"], distributions="no")

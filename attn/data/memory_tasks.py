@@ -7,23 +7,26 @@ share a batch, padded with zeros after their end.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import torch
 
 from attn._checks import check_nonnegative_int, check_positive_int
 
-__all__ = ["BitTask", "copy_task", "bit_errors"]
+__all__ = ["BitTask", "copy_task", "recall_task", "bit_errors"]
 
 
 @dataclass
 class BitTask:
-    """``inputs (B, T, I)``, ``targets (B, T, O)``, ``mask (B, T)`` (True = an answer step) and ``lengths (B,)``."""
+    """``inputs (B, T, I)``, ``targets (B, T, O)``, ``mask (B, T)`` (True = an answer step) and ``lengths``; for
+    :func:`recall_task` also ``cues (B,)``: the position of the item given as the cue."""
 
     inputs: torch.Tensor
     targets: torch.Tensor
     mask: torch.Tensor
     lengths: torch.Tensor
+    cues: torch.Tensor | None = None
 
 
 def _lengths(name: str, batch_size: int, min_len: int, max_len: int, g: torch.Generator) -> torch.Tensor:
@@ -35,24 +38,65 @@ def _lengths(name: str, batch_size: int, min_len: int, max_len: int, g: torch.Ge
     return torch.randint(min_len, max_len + 1, (batch_size,), generator=g)
 
 
-def copy_task(batch_size: int, min_len: int, max_len: int, bits: int = 8, seed: int = 0) -> BitTask:
+def copy_task(batch_size: int, min_len: int, max_len: int, bits: int = 8, seed: int = 0, segments: int = 1) -> BitTask:
     """The NTM copy task (Graves et al. 2014, §4.1): ``l`` random ``bits``-bit vectors, a delimiter, then the same
     vectors back with no input. Inputs have ``bits + 1`` channels (the last is the delimiter); a sequence of
-    length l takes ``2 l + 1`` steps, scored on its last l. Lengths are uniform in ``min_len..max_len``."""
+    length l takes ``2 l + 1`` steps, scored on its last l. Lengths are uniform in ``min_len..max_len``.
+
+    With ``segments`` > 1, that many copy tasks follow each other, each in a block of ``2 max_len + 1`` steps
+    (padded with blank steps): more vectors pass through than any one segment holds, so a memory with fewer
+    rows than the total must free and reuse its rows. ``lengths (B, segments)`` then.
+    """
     check_positive_int("bits", bits)
+    check_positive_int("segments", segments)
     check_nonnegative_int("seed", seed)
     g = torch.Generator().manual_seed(seed)
-    lengths = _lengths("copy_task", batch_size, min_len, max_len, g)
-    T = 2 * max_len + 1
+    lengths = _lengths("copy_task", batch_size * segments, min_len, max_len, g).view(batch_size, segments)
+    block = 2 * max_len + 1
+    T = segments * block
     inputs, targets = torch.zeros(batch_size, T, bits + 1), torch.zeros(batch_size, T, bits)
     mask = torch.zeros(batch_size, T, dtype=torch.bool)
-    patterns = torch.randint(0, 2, (batch_size, max_len, bits), generator=g).float()
+    patterns = torch.randint(0, 2, (batch_size, segments, max_len, bits), generator=g).float()
+    for b, k in itertools.product(range(batch_size), range(segments)):
+        n, start = int(lengths[b, k]), k * block
+        inputs[b, start : start + n, :bits] = patterns[b, k, :n]
+        inputs[b, start + n, bits] = 1.0  # the delimiter
+        targets[b, start + n + 1 : start + 2 * n + 1] = patterns[b, k, :n]
+        mask[b, start + n + 1 : start + 2 * n + 1] = True
+    return BitTask(inputs, targets, mask, lengths.squeeze(1) if segments == 1 else lengths)
+
+
+def recall_task(
+    batch_size: int, min_items: int, max_items: int, bits: int = 6, answers: int = 2, seed: int = 0
+) -> BitTask:
+    """What came next: ``n`` random ``bits``-bit items, one per step; then one of them again as a cue (the last
+    input channel flags it); then, with no input, the ``answers`` items that followed the cue, in order.
+
+    The cue is never among the last ``answers`` items, so it always has that many successors. A sequence of n
+    items takes ``n + 1 + answers`` steps. Recalling *what followed* is what the DNC's temporal links are for:
+    find the cue by content, then step forward.
+    """
+    check_positive_int("bits", bits)
+    check_positive_int("answers", answers)
+    check_nonnegative_int("seed", seed)
+    if min_items <= answers:
+        raise ValueError(
+            f"recall_task: min_items ({min_items}) must exceed answers ({answers}): the cue needs successors"
+        )
+    g = torch.Generator().manual_seed(seed)
+    lengths = _lengths("recall_task", batch_size, min_items, max_items, g)
+    T = max_items + 1 + answers
+    inputs, targets = torch.zeros(batch_size, T, bits + 1), torch.zeros(batch_size, T, bits)
+    mask = torch.zeros(batch_size, T, dtype=torch.bool)
+    items = torch.randint(0, 2, (batch_size, max_items, bits), generator=g).float()
+    cues = torch.zeros(batch_size, dtype=torch.long)
     for b, n in enumerate(lengths.tolist()):
-        inputs[b, :n, :bits] = patterns[b, :n]
-        inputs[b, n, bits] = 1.0  # the delimiter
-        targets[b, n + 1 : 2 * n + 1] = patterns[b, :n]
-        mask[b, n + 1 : 2 * n + 1] = True
-    return BitTask(inputs, targets, mask, lengths)
+        cues[b] = cue = int(torch.randint(0, n - answers, (1,), generator=g))
+        inputs[b, :n, :bits] = items[b, :n]
+        inputs[b, n, :bits], inputs[b, n, bits] = items[b, cue], 1.0
+        targets[b, n + 1 : n + 1 + answers] = items[b, cue + 1 : cue + 1 + answers]
+        mask[b, n + 1 : n + 1 + answers] = True
+    return BitTask(inputs, targets, mask, lengths, cues)
 
 
 def bit_errors(logits: torch.Tensor, task: BitTask) -> torch.Tensor:

@@ -13,6 +13,7 @@ from attn.memory.dnc import (
     write_weighting,
 )
 from attn.memory.models import DNC, NTM, DNCConfig, DNCOutput, LSTMBaseline, NTMConfig, NTMOutput
+from attn.memory.train import bit_loss, errors_per_sequence, logits_of, train_bits
 
 __all__ = [
     "DNC",
@@ -23,6 +24,10 @@ __all__ = [
     "NTMConfig",
     "NTMOutput",
     "address",
+    "bit_loss",
+    "errors_per_sequence",
+    "logits_of",
+    "train_bits",
     "allocation",
     "content_weighting",
     "directional_weightings",

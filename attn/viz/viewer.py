@@ -212,6 +212,18 @@ def _check_example(k: int, w: torch.Tensor, rows: list[str], cols: list[str], le
         raise ValueError(f"{where} has complex, non-finite or huge (> {MAX_WEIGHT:g}) values")
 
 
+def _check_rows(k: int, w: torch.Tensor) -> None:
+    """Every row of example ``k`` sums to 1 (or 0: nothing to attend to) and has no negative weight."""
+    sums = w.double().sum(-1)
+    good = ((sums - 1).abs() <= 1e-3) | (sums.abs() <= 1e-3)
+    if bool((w < 0).any()) or not bool(good.all()):
+        raise ValueError(
+            f"weights[{k}] (shape {tuple(w.shape)}) has rows that are not distributions (row sums from "
+            f"{float(sums.min()):.4g} to {float(sums.max()):.4g}, smallest weight {float(w.min()):.4g}); pass "
+            "distributions=False for matrices that are not attention weights"
+        )
+
+
 def _axes_data(axes: object, ticks: Mapping[str, Sequence[str]] | None, lead: tuple[int, ...]) -> list[dict]:
     """Name and tick labels of each selector axis (default ticks 1, 2, ...)."""
     ticks = dict(ticks or {})
@@ -271,6 +283,7 @@ def attention_viewer(
     names: tuple[str, str] = ("query", "key"),
     title: str = "",
     vmax: float | None = 1.0,
+    distributions: bool = True,
 ) -> AttentionView:
     """An interactive, self-contained view of attention weights ``(*axes, Tq, Tk)``, one tensor per example.
 
@@ -278,6 +291,8 @@ def attention_viewer(
     ``ticks[name]`` (default 1, 2, ...). Examples may differ in length; ``query_tokens``/``key_tokens`` are then
     one list per example (``key_tokens`` defaults to the query tokens: self-attention). ``names`` labels rows
     and columns in the readout. ``vmax`` is the weight drawn brightest (``None``: each matrix's maximum).
+    Every row must be a distribution (sum to 1, or 0 for a row with nothing to attend to) unless
+    ``distributions=False``, for matrices that are not attention: a memory's usage over time, a link matrix.
     """
     tensors = [w.detach().cpu() for w in _as_examples(weights)]
     rows = _as_token_lists("query_tokens", query_tokens, len(tensors))
@@ -289,6 +304,11 @@ def attention_viewer(
     if examples is None:
         examples = [" ".join(r) for r in rows] if len(tensors) > 1 else [""]
     _check_labels(examples, len(tensors), names, vmax)
+    if not isinstance(distributions, bool):
+        raise ValueError(f"distributions must be True or False, got {distributions!r}")
+    if distributions:
+        for k, w in enumerate(tensors):
+            _check_rows(k, w)
     axis_data = _axes_data(axes, ticks, lead)
     scale = 10**DECIMALS
     data = {
@@ -298,6 +318,7 @@ def attention_viewer(
         "scale": scale,
         "decimals": DECIMALS,
         "vmax": None if vmax is None else float(vmax),
+        "distributions": distributions,
         "examples": [
             {"name": name, "rows": r, "cols": c, "w": torch.round(w.double() * scale).long().flatten().tolist()}
             for name, w, r, c in zip(examples, tensors, rows, cols, strict=True)

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from attn.additive import Translation
 from attn.functional import content_addressing, dot_product_scores, softmax
 from attn.memn2n.train import Answer
+from attn.memory.addressing import content_weighting, interpolate, sharpen, shift
 from attn.viz.plots import bar_weights, heatmap, hop_heatmap, lookup_figure
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "translation_panel",
     "addressing_panel",
     "memory_panel",
+    "ntm_addressing_panel",
     "head_panel",
     "sampling_panel",
 ]
@@ -208,6 +210,52 @@ def addressing_panel(
         return png, _weights_table(labels, w)
 
     return _panel([slider], render)
+
+
+def soft_shift(offset: float) -> torch.Tensor:
+    """A shift distribution over offsets -1, 0, +1 for a fractional ``offset`` in [-1, 1]: 0.25 -> [0, 0.75, 0.25]."""
+    if isinstance(offset, bool) or not isinstance(offset, (int, float)) or not -1 <= offset <= 1:
+        raise ValueError(f"offset must be a number in [-1, 1], got {offset!r}")
+    return torch.tensor([max(-offset, 0.0), 1 - abs(offset), max(offset, 0.0)])
+
+
+def ntm_addressing_panel(
+    key: torch.Tensor, memory: torch.Tensor, previous: torch.Tensor, labels: Sequence[str]
+) -> widgets.VBox:
+    """Sliders for an NTM head's key strength β, gate g, shift and γ (Graves et al. 2014, eqs. 5-9): the weighting
+    after each of the four steps, drawn side by side."""
+    key, memory = torch.as_tensor(key, dtype=torch.float32), torch.as_tensor(memory, dtype=torch.float32)
+    previous = torch.as_tensor(previous, dtype=torch.float32)
+    N = memory.shape[0] if memory.dim() == 2 else -1
+    if key.dim() != 1 or N < 3 or memory.shape[1] != key.shape[0] or previous.shape != (N,) or len(labels) != N:
+        raise ValueError(
+            f"need key (W,), memory (N, W) with N >= 3, previous (N,) and N labels, got key {tuple(key.shape)}, "
+            f"memory {tuple(memory.shape)}, previous {tuple(previous.shape)} and {len(labels)} labels"
+        )
+    style = {"description_width": "initial"}
+    sliders = [
+        widgets.FloatSlider(value=5.0, min=0.0, max=50.0, step=0.5, description="key strength β", style=style),
+        widgets.FloatSlider(value=1.0, min=0.0, max=1.0, step=0.05, description="gate g (1 = content)", style=style),
+        widgets.FloatSlider(value=0.0, min=-1.0, max=1.0, step=0.05, description="shift", style=style),
+        widgets.FloatSlider(value=1.0, min=1.0, max=20.0, step=0.5, description="sharpening γ", style=style),
+    ]
+
+    def render() -> tuple[bytes, str]:
+        beta, gate, offset, gamma = (control.value for control in sliders)
+        content = content_weighting(memory, key, beta)
+        gated = interpolate(content, previous, gate)
+        shifted = shift(gated, soft_shift(offset))
+        sharp = sharpen(shifted, gamma)
+        steps = [("content (eq. 5)", content), ("gated (eq. 7)", gated), ("shifted (eq. 8)", shifted),
+                 ("sharpened (eq. 9)", sharp)]  # fmt: skip
+
+        def draw(fig: Figure) -> None:
+            for k, (title, w) in enumerate(steps):
+                bar_weights(w, labels, ax=fig.add_subplot(1, 4, k + 1), title=title)
+
+        return _png(draw, (12, 2.6)), "final weighting:" + _weights_table(labels, sharp)
+
+    return _panel(sliders, render)
 
 
 def memory_panel(

@@ -1,0 +1,54 @@
+"""Training the memory models on bit-vector tasks: one loss, one loop (:func:`attn.train.fit`), bit errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from attn._checks import check_positive_int
+from attn.data.memory_tasks import BitTask, bit_errors
+from attn.memory.models import DNCOutput, NTMOutput
+from attn.train import History, fit
+
+__all__ = ["logits_of", "bit_loss", "train_bits", "errors_per_sequence"]
+
+
+def logits_of(output: torch.Tensor | NTMOutput | DNCOutput) -> torch.Tensor:
+    """The ``(B, T, O)`` logits of any of the memory models' outputs (an LSTM returns them as they are)."""
+    return output if isinstance(output, torch.Tensor) else output.logits
+
+
+def bit_loss(model: nn.Module, task: BitTask) -> torch.Tensor:
+    """Binary cross-entropy of the answer steps' bits (the unscored steps do not count)."""
+    logits = logits_of(model(task.inputs))
+    return F.binary_cross_entropy_with_logits(logits[task.mask], task.targets[task.mask])
+
+
+def train_bits(
+    model: nn.Module,
+    make_task: Callable[[int, int], BitTask],
+    steps: int,
+    *,
+    batch_size: int = 32,
+    lr: float = 1e-2,
+    seed: int = 0,
+    progress: bool = True,
+) -> History:
+    """Adam on fresh batches: ``make_task(batch_size, seed)`` makes each step's batch from its own seed, derived
+    from ``seed`` and the step, so a run is repeatable and never sees a batch twice. Returns the history."""
+    check_positive_int("batch_size", batch_size)
+    return fit(model, lambda m, step: bit_loss(m, make_task(batch_size, seed * 1_000_003 + step)), steps, lr=lr,
+               clip=10.0, progress=progress)  # fmt: skip
+
+
+def errors_per_sequence(model: nn.Module, task: BitTask) -> torch.Tensor:
+    """Bits wrong in each sequence of ``task``, the model in eval mode without gradients: ``(B,)``."""
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        errors = bit_errors(logits_of(model(task.inputs)), task)
+    model.train(was_training)
+    return errors

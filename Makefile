@@ -82,6 +82,7 @@ benchmarks: $(STAMP)
 	$(PY) benchmarks/attention_core.py
 	$(PY) benchmarks/alignment.py
 	$(PY) benchmarks/babi_table.py
+	$(PY) benchmarks/memory.py
 	$(PY) benchmarks/transformer.py
 	$(PY) benchmarks/pretrained.py
 	$(PY) benchmarks/viewer.py

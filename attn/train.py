@@ -73,6 +73,7 @@ def fit(
     every: int = 100,
     warmup: int = 0,
     progress: bool = True,
+    stop_when: Callable[[dict[str, Any]], bool] | None = None,
 ) -> History:
     """Train for ``steps`` Adam steps; ``loss_fn(model, step)`` computes one batch's loss.
 
@@ -81,7 +82,8 @@ def fit(
     the rate as step^-0.5).
 
     Every ``every`` steps (and after the last) ``checkpoint(model, step)`` is called in eval mode under
-    ``torch.no_grad()`` and its dict (metrics, attention snapshots) is stored in the history.
+    ``torch.no_grad()`` and its dict (metrics, attention snapshots) is stored in the history. With ``stop_when``,
+    training stops early at the first checkpoint whose dict it accepts (a goal reached).
     """
     for name, value in (("steps", steps), ("every", every)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -109,6 +111,8 @@ def fit(
                 record = {"step": step, "seconds": history.seconds, **checkpoint(model, step)}
             history.checkpoints.append(record)
             bar.set_postfix({k: v for k, v in record.items() if k not in ("step", "seconds") and isinstance(v, float)})
+            if stop_when is not None and stop_when(record):
+                break
     model.eval()
     return history
 

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attn.data.memory_tasks import bit_errors, copy_task
+from attn.data.memory_tasks import bit_errors, copy_task, recall_task
 from attn.memory import (
     DNC,
     NTM,
@@ -20,6 +20,7 @@ from attn.memory import (
     allocation,
     content_weighting,
     directional_weightings,
+    errors_per_sequence,
     interpolate,
     link_matrix,
     precedence,
@@ -28,6 +29,7 @@ from attn.memory import (
     retention,
     sharpen,
     shift,
+    train_bits,
     usage,
     write,
     write_weighting,
@@ -127,7 +129,7 @@ def naive_links(L, w, p):
 unit = st.floats(0, 1, allow_nan=False, width=32)
 
 
-@given(st.lists(unit, min_size=1, max_size=9))
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0]) | unit, min_size=1, max_size=40))
 def test_allocation_matches_the_equation_and_picks_the_least_used_row(u):
     a = allocation(torch.tensor(u, dtype=torch.float64))
     assert close(a, naive_allocation(u), atol=1e-9)
@@ -240,6 +242,14 @@ def test_gradients_are_finite_when_weights_underflow():
         (lambda: directional_weightings(torch.zeros(3, 3), torch.zeros(3)), ["read_weights", "(3,)"]),
         (lambda: read_weighting(*[torch.zeros(2, 4)] * 3, torch.zeros(2, 2)), ["modes", "(2, 2)"]),
         (lambda: allocation([0.5, 0.5]), ["usage", "list"]),
+        (lambda: interpolate(torch.rand(4, 5), torch.rand(4, 5), torch.rand(4, 1)), ["gate", "(4,)", "(4, 1)"]),
+        (lambda: sharpen(torch.rand(4, 5), torch.ones(4, 1) * 2), ["gamma", "(4, 1)"]),
+        (lambda: sharpen(torch.rand(5), float("nan")), ["gamma", ">= 1"]),
+        (lambda: write_weighting(torch.rand(4, 5), torch.rand(4, 5), torch.rand(4, 1), 1.0), ["allocation_gate"]),
+        (lambda: content_weighting(torch.zeros(4, 3), torch.zeros(3), -1.0), ["strength", ">= 0"]),
+        (lambda: content_weighting(torch.zeros(4, 3), torch.zeros(3), float("inf")), ["strength", "finite"]),
+        (lambda: usage(torch.zeros(2, 4), torch.zeros(3, 4), torch.zeros(4)), ["usage", "(2, 4)", "(3, 4)"]),
+        (lambda: precedence(torch.zeros(2, 4), torch.zeros(3, 4)), ["precedence", "(2, 4)", "(3, 4)"]),
     ],
 )
 def test_bad_input_names_the_argument(call, words):
@@ -325,6 +335,8 @@ def test_copy_task_layout():
         (lambda: DNC(DNCConfig(9, 8))(torch.zeros(2, 9)), ["x", "(2, 9)"]),
         (lambda: copy_task(4, 5, 3), ["min_len", "max_len"]),
         (lambda: copy_task(0, 1, 3), ["batch_size"]),
+        (lambda: recall_task(2, 5, 3), ["min_items (5)", "max_items (3)"]),
+        (lambda: recall_task(2, 3, 9, bits=3), ["9 distinct items", "bits=3"]),
     ],
 )
 def test_model_and_task_errors(call, words):
@@ -336,6 +348,88 @@ def test_model_and_task_errors(call, words):
 
 def test_every_public_function_is_exported():
     import attn.memory as memory
+    from attn.memory import access, addressing, dnc, models
+    from attn.memory import train as memory_train
 
-    for name, module in itertools.product(memory.__all__, [memory]):
-        assert hasattr(module, name), name
+    for module in (access, addressing, dnc, models, memory_train):
+        missing = set(module.__all__) - set(memory.__all__)
+        assert not missing, (module.__name__, missing)
+
+
+def test_ties_in_usage_go_to_the_lower_row():
+    for N in (3, 17, 64):
+        a = allocation(torch.zeros(N))
+        assert int(a.argmax()) == 0 and float(a[0]) == 1.0, N
+
+
+def test_copy_task_in_segments_and_recall_task_layouts():
+    task = copy_task(3, 1, 3, bits=4, segments=2, seed=5)
+    assert task.inputs.shape == (3, 14, 5) and task.lengths.shape == (3, 2)
+    for b, k in itertools.product(range(3), range(2)):
+        n, start = int(task.lengths[b, k]), 7 * k
+        assert task.inputs[b, start + n, 4] == 1
+        assert torch.equal(task.targets[b, start + n + 1 : start + 2 * n + 1], task.inputs[b, start : start + n, :4])
+    assert task.mask.sum() == task.lengths.sum()
+    recall = recall_task(5, 3, 6, bits=4, answers=2, seed=1)
+    assert recall.inputs.shape == (5, 9, 5) and recall.cues.shape == (5,)
+    for b in range(5):
+        n, cue = int(recall.lengths[b]), int(recall.cues[b])
+        assert 0 <= cue < n - 2 and recall.inputs[b, n, 4] == 1 and recall.inputs[b, :n, 4].sum() == 0
+        assert torch.equal(recall.inputs[b, n, :4], recall.inputs[b, cue, :4])
+        assert torch.equal(recall.targets[b, n + 1 : n + 3], recall.inputs[b, cue + 1 : cue + 3, :4])
+        assert recall.mask[b].nonzero().flatten().tolist() == [n + 1, n + 2]
+        assert len({tuple(v) for v in recall.inputs[b, :n, :4].tolist()}) == n  # distinct items
+    with pytest.raises(ValueError, match="min_items"):
+        recall_task(2, 2, 5, answers=2)
+
+
+def test_train_bits_lowers_the_loss_and_repeats_itself():
+    def run():
+        with seeded(0):
+            model = LSTMBaseline(5, 4, hidden=16)
+        history = train_bits(model, lambda b, s: copy_task(b, 1, 2, bits=4, seed=s), 60, progress=False)
+        return model, history
+
+    model, history = run()
+    assert sum(history.loss[-10:]) < 0.8 * sum(history.loss[:10])
+    assert history.loss == run()[1].loss
+    model.train()
+    errors = errors_per_sequence(model, copy_task(8, 1, 2, bits=4, seed=9))
+    assert errors.shape == (8,) and model.training is True  # evaluated in eval mode, then given back as it was
+
+
+def test_dnc_forward_follows_the_methods_step_by_step():
+    """Two steps of DNC.forward against the Methods written out: each step uses the previous step's read and write
+    weights (retention, usage, directional weightings) and the links use p_{t-1}."""
+    with seeded(0):
+        model = DNC(DNCConfig(5, 3, hidden=8, memory_rows=4, memory_width=3, read_heads=2))
+    x = torch.randn(1, 2, 5, generator=torch.Generator().manual_seed(1))
+    out = model(x, need_links=True)
+    N, W, R = 4, 3, 2
+    M, L, p, u = torch.full((1, N, W), 1e-6), torch.zeros(1, N, N), torch.zeros(1, N), torch.zeros(1, N)
+    w_w, w_r, r, state = torch.zeros(1, N), torch.zeros(1, R, N), torch.zeros(1, R * W), None
+    oneplus = lambda v: 1 + torch.nn.functional.softplus(v)  # noqa: E731
+    for t in range(2):
+        state = model.controller(torch.cat([x[:, t], r], -1), state)
+        xi = model.interface(state[0]).split(model.interface_sizes, dim=-1)
+        k_r, b_r, k_w, b_w, e, v, f, g_a, g_w, pi = xi
+        f, g_a, g_w = torch.sigmoid(f), torch.sigmoid(g_a), torch.sigmoid(g_w)
+        psi = torch.prod(1 - f.unsqueeze(-1) * w_r, dim=1)  # uses w_r of step t-1
+        u = (u + w_w - u * w_w) * psi  # uses w_w of step t-1
+        a = torch.tensor([naive_allocation(u[0].tolist())])
+        cos = torch.nn.functional.cosine_similarity(M, k_w.unsqueeze(1), dim=-1)
+        w_w = g_w * (g_a * a + (1 - g_a) * torch.softmax(oneplus(b_w) * cos, -1))
+        M = M * (1 - w_w.unsqueeze(-1) * torch.sigmoid(e).unsqueeze(1)) + w_w.unsqueeze(-1) * v.unsqueeze(1)
+        L = torch.tensor([naive_links(L[0].tolist(), w_w[0].tolist(), p[0].tolist())])  # p of step t-1
+        p = (1 - w_w.sum(-1, keepdim=True)) * p + w_w
+        c_r = torch.softmax(oneplus(b_r).unsqueeze(-1) * torch.nn.functional.cosine_similarity(
+            M.unsqueeze(1), k_r.view(1, R, 1, W), dim=-1), -1)  # fmt: skip
+        fwd, bwd = w_r @ L.transpose(1, 2), w_r @ L  # from w_r of step t-1
+        pi = torch.softmax(pi.view(1, R, 3), -1)
+        w_r = pi[..., :1] * bwd + pi[..., 1:2] * c_r + pi[..., 2:] * fwd
+        r = (w_r @ M).flatten(1)
+        assert torch.allclose(out.usage[:, t], u, atol=1e-5), t
+        assert torch.allclose(out.write_weights[:, t], w_w, atol=1e-5), t
+        assert torch.allclose(out.links[:, t], L, atol=1e-5), t
+        assert torch.allclose(out.read_weights[:, t], w_r, atol=1e-5), t
+        assert torch.allclose(out.logits[:, t], model.output(torch.cat([state[0], r], -1)), atol=1e-5), t

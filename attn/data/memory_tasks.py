@@ -29,13 +29,15 @@ class BitTask:
     cues: torch.Tensor | None = None
 
 
-def _lengths(name: str, batch_size: int, min_len: int, max_len: int, g: torch.Generator) -> torch.Tensor:
+def _lengths(
+    name: str, batch_size: int, low: int, high: int, g: torch.Generator, names: tuple[str, str] = ("min_len", "max_len")
+) -> torch.Tensor:
     check_positive_int("batch_size", batch_size)
-    check_positive_int("min_len", min_len)
-    check_positive_int("max_len", max_len)
-    if min_len > max_len:
-        raise ValueError(f"{name}: min_len ({min_len}) must be at most max_len ({max_len})")
-    return torch.randint(min_len, max_len + 1, (batch_size,), generator=g)
+    check_positive_int(names[0], low)
+    check_positive_int(names[1], high)
+    if low > high:
+        raise ValueError(f"{name}: {names[0]} ({low}) must be at most {names[1]} ({high})")
+    return torch.randint(low, high + 1, (batch_size,), generator=g)
 
 
 def copy_task(batch_size: int, min_len: int, max_len: int, bits: int = 8, seed: int = 0, segments: int = 1) -> BitTask:
@@ -69,7 +71,8 @@ def copy_task(batch_size: int, min_len: int, max_len: int, bits: int = 8, seed: 
 def recall_task(
     batch_size: int, min_items: int, max_items: int, bits: int = 6, answers: int = 2, seed: int = 0
 ) -> BitTask:
-    """What came next: ``n`` random ``bits``-bit items, one per step; then one of them again as a cue (the last
+    """What came next: ``n`` distinct random ``bits``-bit items, one per step (distinct, so that the cue names one
+    place); then one of them again as a cue (the last
     input channel flags it); then, with no input, the ``answers`` items that followed the cue, in order.
 
     The cue is never among the last ``answers`` items, so it always has that many successors. A sequence of n
@@ -84,11 +87,14 @@ def recall_task(
             f"recall_task: min_items ({min_items}) must exceed answers ({answers}): the cue needs successors"
         )
     g = torch.Generator().manual_seed(seed)
-    lengths = _lengths("recall_task", batch_size, min_items, max_items, g)
+    lengths = _lengths("recall_task", batch_size, min_items, max_items, g, ("min_items", "max_items"))
+    if max_items > 2**bits:
+        raise ValueError(f"recall_task: {max_items} distinct items need more than bits={bits} bits")
     T = max_items + 1 + answers
     inputs, targets = torch.zeros(batch_size, T, bits + 1), torch.zeros(batch_size, T, bits)
     mask = torch.zeros(batch_size, T, dtype=torch.bool)
-    items = torch.randint(0, 2, (batch_size, max_items, bits), generator=g).float()
+    codes = torch.stack([torch.randperm(2**bits, generator=g)[:max_items] for _ in range(batch_size)])  # distinct
+    items = ((codes.unsqueeze(-1) >> torch.arange(bits)) & 1).float()  # (B, max_items, bits): no item repeats
     cues = torch.zeros(batch_size, dtype=torch.long)
     for b, n in enumerate(lengths.tolist()):
         cues[b] = cue = int(torch.randint(0, n - answers, (1,), generator=g))

@@ -6,7 +6,7 @@ import torch
 
 from attn.functional import _broadcast_shapes
 
-__all__ = ["require", "same_lead", "probabilities"]
+__all__ = ["require", "same_lead", "per_row"]
 
 
 def require(name: str, x: object, dims: int | None = None, min_dim: int = 1) -> torch.Tensor:
@@ -32,10 +32,16 @@ def same_lead(what: str, **tensors: tuple[torch.Tensor, int]) -> None:
         raise ValueError(f"{what}: the leading (batch) dimensions do not broadcast, got {got}")
 
 
-def probabilities(name: str, x: torch.Tensor, low: float = 0.0, high: float = 1.0) -> None:
-    """Every entry of ``x`` must lie in ``[low, high]`` (a gate, a weighting or a usage)."""
-    if x.numel() and not bool(((x >= low) & (x <= high)).all()):
+def per_row(name: str, value: torch.Tensor | float, *weights: torch.Tensor) -> torch.Tensor:
+    """A number, or a tensor of one value per weighting (its shape broadcasts *to* the weightings' leading shape),
+    as a tensor with a trailing axis ``(..., 1)`` ready to multiply the ``(..., N)`` weightings."""
+    value = torch.as_tensor(value, dtype=weights[0].dtype, device=weights[0].device)
+    lead: tuple[int, ...] = ()
+    for w in weights:
+        lead = _broadcast_shapes(lead, tuple(w.shape[:-1])) or lead
+    if _broadcast_shapes(tuple(value.shape), lead) != lead:
         raise ValueError(
-            f"{name} must lie in [{low:g}, {high:g}], got values from {float(x.min()):.4g} to {float(x.max()):.4g} "
-            f"(shape {tuple(x.shape)})"
+            f"{name} must be a number or have one value per weighting, shape {lead} (or broadcastable to it), "
+            f"got shape {tuple(value.shape)}"
         )
+    return value.unsqueeze(-1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from attn.functional import _broadcast_shapes, cosine_scores, softmax
-from attn.memory._checks import require, same_lead
+from attn.memory._checks import per_row, require, same_lead
 
 __all__ = ["content_weighting", "interpolate", "shift", "sharpen", "address"]
 
@@ -32,6 +32,9 @@ def content_weighting(memory: torch.Tensor, key: torch.Tensor, strength: torch.T
         )
     same_lead("content_weighting", memory=(memory, 2), key=(key, 1))
     strength = torch.as_tensor(strength, dtype=key.dtype, device=key.device)
+    if strength.numel() and not bool(((strength >= 0) & torch.isfinite(strength)).all()):
+        raise ValueError(f"strength must be finite and >= 0, got values from {float(strength.min()):.4g} "
+                         f"to {float(strength.max()):.4g} (shape {tuple(strength.shape)})")  # fmt: skip
     if _broadcast_shapes(tuple(strength.shape), tuple(key.shape[:-1])) != tuple(key.shape[:-1]):
         raise ValueError(
             f"strength must broadcast to the key's leading dimensions {tuple(key.shape[:-1])}, got shape "
@@ -53,8 +56,8 @@ def interpolate(content: torch.Tensor, previous: torch.Tensor, gate: torch.Tenso
             f"content and previous must weight the same N rows, got content {tuple(content.shape)} and "
             f"previous {tuple(previous.shape)}"
         )
-    gate = torch.as_tensor(gate, dtype=content.dtype, device=content.device).unsqueeze(-1)  # (..., 1)
-    same_lead("interpolate", content=(content, 1), previous=(previous, 1), gate=(gate, 1))
+    same_lead("interpolate", content=(content, 1), previous=(previous, 1))
+    gate = per_row("gate", gate, content, previous)  # (..., 1)
     return gate * content + (1 - gate) * previous
 
 
@@ -81,11 +84,9 @@ def sharpen(weights: torch.Tensor, gamma: torch.Tensor | float) -> torch.Tensor:
     weights ``(..., N)`` non-negative, gamma ``(...)`` or a number -> ``(..., N)``, summing to 1.
     """
     require("weights", weights)
-    gamma = torch.as_tensor(gamma, dtype=weights.dtype, device=weights.device)
-    if gamma.numel() and bool((gamma < 1).any()):
+    gamma = per_row("gamma", gamma, weights)  # (..., 1)
+    if gamma.numel() and not bool((gamma >= 1).all()):  # NaN fails too
         raise ValueError(f"gamma must be >= 1, got a minimum of {float(gamma.min()):.4g} (shape {tuple(gamma.shape)})")
-    gamma = gamma.unsqueeze(-1)  # (..., 1)
-    same_lead("sharpen", weights=(weights, 1), gamma=(gamma, 1))
     # w^γ / Σ w^γ = softmax(γ log w): no overflow or 0/0 for a large γ. A weight that underflowed to 0 is read
     # as the smallest normal float, so that log stays finite and the gradient stays a number.
     tiny = torch.finfo(weights.dtype).tiny

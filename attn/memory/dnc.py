@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from attn.memory._checks import require, same_lead
+from attn.memory._checks import per_row, require, same_lead
 
 __all__ = [
     "retention",
@@ -56,6 +56,7 @@ def usage(previous: torch.Tensor, write_weights: torch.Tensor, retention: torch.
     for name, t in (("previous", previous), ("write_weights", write_weights), ("retention", retention)):
         require(name, t)
     _rows("usage", previous.shape[-1], previous=previous, write_weights=write_weights, retention=retention)
+    same_lead("usage", previous=(previous, 1), write_weights=(write_weights, 1), retention=(retention, 1))
     return (previous + write_weights - previous * write_weights) * retention
 
 
@@ -66,7 +67,7 @@ def allocation(usage: torch.Tensor) -> torch.Tensor:
     it is free, spread over the next rows as it fills up; all zero when every row is fully used.
     """
     require("usage", usage)
-    sorted_usage, order = torch.sort(usage, dim=-1)  # φ: ascending usage (ties: the lower index first)
+    sorted_usage, order = torch.sort(usage, dim=-1, stable=True)  # φ: ascending usage (ties: the lower index first)
     ones = torch.ones_like(sorted_usage[..., :1])
     used_before = torch.cumprod(torch.cat([ones, sorted_usage[..., :-1]], dim=-1), dim=-1)  # Π_{i<j} u[φ_i]
     sorted_allocation = (1 - sorted_usage) * used_before
@@ -84,10 +85,9 @@ def write_weighting(
     require("allocation", allocation)
     require("content", content)
     _rows("write_weighting", allocation.shape[-1], allocation=allocation, content=content)
-    g_a = torch.as_tensor(allocation_gate, dtype=content.dtype, device=content.device).unsqueeze(-1)
-    g_w = torch.as_tensor(write_gate, dtype=content.dtype, device=content.device).unsqueeze(-1)
-    same_lead("write_weighting", allocation=(allocation, 1), content=(content, 1), allocation_gate=(g_a, 1),
-              write_gate=(g_w, 1))  # fmt: skip
+    same_lead("write_weighting", allocation=(allocation, 1), content=(content, 1))
+    g_a = per_row("allocation_gate", allocation_gate, allocation, content)  # (..., 1)
+    g_w = per_row("write_gate", write_gate, allocation, content)
     return g_w * (g_a * allocation + (1 - g_a) * content)
 
 
@@ -96,6 +96,7 @@ def precedence(previous: torch.Tensor, write_weights: torch.Tensor) -> torch.Ten
     require("previous", previous)
     require("write_weights", write_weights)
     _rows("precedence", previous.shape[-1], previous=previous, write_weights=write_weights)
+    same_lead("precedence", previous=(previous, 1), write_weights=(write_weights, 1))
     return (1 - write_weights.sum(-1, keepdim=True)) * previous + write_weights
 
 

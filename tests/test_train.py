@@ -45,3 +45,11 @@ def test_a_small_trained_translator_beats_the_no_attention_baseline_on_long_sent
     assert scores["additive"].exact_match > scores["none"].exact_match + 0.3
     assert scores["additive"].alignment_mass > 0.4 and scores["none"].alignment_mass is None
     assert history.checkpoints[-1]["step"] == 200 and "alignments" not in history.checkpoints[-1]
+
+
+def test_fit_stops_at_the_first_checkpoint_that_reaches_the_goal():
+    model = torch.nn.Linear(2, 1)
+    history = fit(model, lambda m, step: m(torch.ones(1, 2)).pow(2).sum(), 100, checkpoint=lambda m, step: {"at": step},
+                  every=10, stop_when=lambda record: record["at"] >= 20, progress=False)  # fmt: skip
+    assert len(history.loss) == 20 and [c["step"] for c in history.checkpoints] == [10, 20]
+    assert not model.training

@@ -318,12 +318,13 @@ def attention_viewer(
         "scale": scale,
         "decimals": DECIMALS,
         "vmax": None if vmax is None else float(vmax),
-        "distributions": distributions,
         "examples": [
             {"name": name, "rows": r, "cols": c, "w": torch.round(w.double() * scale).long().flatten().tolist()}
             for name, w, r, c in zip(examples, tensors, rows, cols, strict=True)
         ],
     }
+    if not distributions:  # declared, so that checks of a book's views know these rows need not sum to 1
+        data["distributions"] = False
     shape = " × ".join(f"{a['name']} {len(a['ticks'])}" for a in axis_data)
     summary = f"{len(tensors)} example{'s' if len(tensors) > 1 else ''}" + (f", {shape}" if shape else "")
     return AttentionView(_fragment(data), summary)

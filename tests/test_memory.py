@@ -152,7 +152,7 @@ def test_link_matrix_matches_the_equation_and_stays_a_partial_permutation(raw):
         assert close(L, naive_L, atol=1e-9) and close(p, naive_p, atol=1e-9)
         assert bool((torch.diagonal(L) == 0).all())
         assert bool((L >= -1e-12).all()) and bool((L.sum(0) <= 1 + 1e-9).all()) and bool((L.sum(1) <= 1 + 1e-9).all())
-        assert bool((p >= 0).all()) and float(p.sum()) <= 1 + 1e-9
+        assert bool((p >= -1e-12).all()) and float(p.sum()) <= 1 + 1e-9  # 1 - Σw may round below 0
 
 
 @given(st.permutations(range(6)), st.integers(0, 5))

@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import torch
 
-from attn.functional import _broadcast_shapes
+from attn.functional import _broadcast_shapes, _require_tensor
 
 __all__ = ["require", "same_lead", "per_row"]
 
 
-def require(name: str, x: object, dims: int | None = None, min_dim: int = 1) -> torch.Tensor:
-    """``x`` if it is a floating-point tensor with ``dims`` (or at least ``min_dim``) dimensions, else a ValueError."""
-    if not isinstance(x, torch.Tensor):
-        raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype} (shape {tuple(x.shape)})")
-    if dims is not None and x.dim() != dims:
-        raise ValueError(f"{name} must have {dims} dimensions, got shape {tuple(x.shape)}")
-    if x.dim() < min_dim:
-        raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {tuple(x.shape)}")
-    return x
+def require(name: str, x: object, min_dim: int = 1) -> None:
+    """``x`` is a floating-point tensor with at least ``min_dim`` dimensions (the check of :mod:`attn.functional`)."""
+    _require_tensor(name, x, min_dim)
 
 
 def same_lead(what: str, **tensors: tuple[torch.Tensor, int]) -> None:

@@ -32,7 +32,7 @@ from notebook_utils import (
 from attn.claims import SECOND_NUMERIC_PATH, recorded_claims
 from attn.grading import grade_cells, student_version
 
-MAX_NOTEBOOK_BYTES = 700_000  # chapter 9 embeds two bertviz views (155 KB of its 650 KB)
+MAX_NOTEBOOK_BYTES = 700_000  # chapter 10 embeds two bertviz views (155 KB of its 650 KB)
 CALLS_CLAIM = re.compile(r"^\s*claim\(|[^.\w]claim\(", re.MULTILINE)
 
 pytestmark = pytest.mark.skipif(not NOTEBOOKS, reason="no chapter notebooks")
@@ -154,7 +154,7 @@ def test_student_version_on_a_second_numeric_path(chapter):
     NotImplementedError and no other cell fails (every claim holds there too); every compared output equals the
     committed one, as nbval would see it; every attention view keeps rows that sum to 1."""
     path, nb = chapter
-    if path.name == "09_bert_gpt.ipynb" and MODEL_MISSING:
+    if path.name == "10_bert_gpt.ipynb" and MODEL_MISSING:
         pytest.skip(MODEL_MISSING)
     student = student_version(nb)
     assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")

@@ -1,0 +1,57 @@
+"""Hard attention's sensor: a retina-like glimpse, sharp at its centre and coarse around it (Mnih et al. 2014, §3).
+
+A glimpse at a location reads ``scales`` square crops centred there, of ``size``, ``2 size``, ``4 size``, ...
+pixels, each shrunk to ``size x size`` by averaging: the sensor reads ``scales * size²`` values per channel
+wherever it looks, so its cost does not grow with the image. Locations are ``(row, column)`` in [-1, 1],
+``(0, 0)`` the image's centre; parts of a crop outside the image read zeros.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from attn._checks import check_positive_int
+from attn.functional import _require_tensor, _shape
+from attn.vision.patches import check_images
+
+__all__ = ["glimpse", "glimpse_boxes"]
+
+
+def _check_locations(locations: object, B: int) -> None:
+    _require_tensor("locations", locations, 2)
+    if locations.shape != (B, 2):
+        raise ValueError(f"locations must be ({B}, 2): a (row, column) in [-1, 1] per image, got {_shape(locations)}")
+
+
+def glimpse(images: torch.Tensor, locations: torch.Tensor, size: int, scales: int) -> torch.Tensor:
+    """``ρ(x, l)`` (Mnih et al. 2014): images ``(B, C, H, W)``, locations ``(B, 2)`` -> ``(B, scales, C, size,
+    size)``; scale k is a ``size 2^k``-pixel crop averaged down by ``2^k``."""
+    B, C, H, W = check_images(images)
+    _check_locations(locations, B)
+    size, scales = check_positive_int("size", size), check_positive_int("scales", scales)
+    crops = []
+    for k in range(scales):
+        width = size * 2**k  # pixels on a side at this scale
+        theta = torch.zeros(B, 2, 3, dtype=images.dtype)
+        theta[:, 0, 0], theta[:, 1, 1] = width / W, width / H  # the crop's half-extent, in [-1, 1] units
+        theta[:, 0, 2], theta[:, 1, 2] = locations[:, 1], locations[:, 0]  # its centre: x = column, y = row
+        grid = F.affine_grid(theta, [B, C, width, width], align_corners=False)  # (B, width, width, 2)
+        crop = F.grid_sample(images, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+        crops.append(F.avg_pool2d(crop, 2**k) if k else crop)  # (B, C, size, size)
+    return torch.stack(crops, dim=1)  # (B, scales, C, size, size)
+
+
+def glimpse_boxes(locations: torch.Tensor, image_size: int, size: int, scales: int) -> torch.Tensor:
+    """The pixel boxes a glimpse covers, for drawing: locations ``(..., 2)`` -> ``(..., scales, 4)`` as ``(top,
+    left, height, width)`` in pixels (they may reach past the image's edges)."""
+    _require_tensor("locations", locations, 1)
+    if locations.shape[-1] != 2:
+        raise ValueError(f"locations must end in 2 (row, column), got {_shape(locations)}")
+    image_size = check_positive_int("image_size", image_size)
+    size, scales = check_positive_int("size", size), check_positive_int("scales", scales)
+    centre = (locations + 1) * image_size / 2  # (..., 2) in pixels
+    widths = torch.tensor([size * 2**k for k in range(scales)], dtype=locations.dtype)  # (scales,)
+    corner = centre[..., None, :] - widths[:, None] / 2  # (..., scales, 2)
+    side = widths[:, None].expand(scales, 2).expand(*corner.shape)
+    return torch.cat([corner, side], dim=-1)  # (..., scales, 4)

@@ -1,0 +1,76 @@
+"""An image as tokens: cut into patches (the Vision Transformer) or read by a small convolutional stem (a hybrid)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from attn._checks import check_positive_int
+from attn.functional import _require_tensor, _shape
+
+__all__ = ["patchify", "PatchEmbedding", "ConvStem", "check_images"]
+
+
+def check_images(images: object, channels: int | None = None, size: int | None = None) -> tuple[int, int, int, int]:
+    """``B, C, H, W`` of a float ``(B, C, H, W)`` image batch, else a ValueError naming ``images``."""
+    _require_tensor("images", images, 4)
+    if images.dim() != 4 or not images.is_floating_point():
+        raise ValueError(f"images must be a float (B, C, H, W) tensor, got {images.dtype} {_shape(images)}")
+    B, C, H, W = images.shape
+    if channels is not None and C != channels:
+        raise ValueError(f"images must have {channels} channels (B, {channels}, H, W), got {_shape(images)}")
+    if size is not None and (H, W) != (size, size):
+        raise ValueError(f"images must be {size} x {size} pixels, got {_shape(images)}")
+    return B, C, H, W
+
+
+def patchify(images: torch.Tensor, patch: int) -> torch.Tensor:
+    """``(B, C, H, W)`` -> ``(B, N, C P²)``: non-overlapping patches, row by row (ViT §3.1), N = HW / P²."""
+    patch = check_positive_int("patch", patch)
+    B, C, H, W = check_images(images)
+    if H % patch or W % patch:
+        raise ValueError(f"patch={patch} must divide the image's height and width, got images {_shape(images)}")
+    x = images.reshape(B, C, H // patch, patch, W // patch, patch)  # (B, C, H/P, P, W/P, P)
+    x = x.permute(0, 2, 4, 1, 3, 5)  # (B, H/P, W/P, C, P, P)
+    return x.reshape(B, (H // patch) * (W // patch), C * patch * patch)  # (B, N, C P²)
+
+
+class PatchEmbedding(nn.Module):
+    """Patches, each flattened and mapped by one linear layer ``E``: ``x_p E`` (ViT eq. 1) -> ``(B, N, d_model)``."""
+
+    def __init__(self, channels: int, patch: int, d_model: int):
+        super().__init__()
+        self.channels, self.patch = check_positive_int("channels", channels), check_positive_int("patch", patch)
+        self.E = nn.Linear(channels * patch * patch, check_positive_int("d_model", d_model))
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """``(B, C, H, W)`` -> ``(B, N, d_model)``."""
+        check_images(images, self.channels)
+        return self.E(patchify(images, self.patch))
+
+
+class ConvStem(nn.Module):
+    """Three 3 x 3 convolutions, two with stride 2: ``(B, C, H, W)`` -> a feature grid ``(B, d_model, H/4, W/4)``.
+
+    Each cell sees a 9 x 9 pixel neighbourhood: the locality that convolution builds in (CoAtNet's argument for a
+    convolutional stem when data is small; Dai et al. 2021). As tokens, ``grid.flatten(2).transpose(1, 2)``.
+    """
+
+    def __init__(self, channels: int, d_model: int, width: int = 16):
+        super().__init__()
+        self.channels = check_positive_int("channels", channels)
+        d_model, width = check_positive_int("d_model", d_model), check_positive_int("width", width)
+        self.layers = nn.Sequential(
+            nn.Conv2d(channels, width, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(width, 2 * width, 3, stride=2, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(2 * width, d_model, 3, stride=2, padding=1),
+        )
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """``(B, C, H, W)`` with H and W divisible by 4 -> ``(B, d_model, H/4, W/4)``."""
+        _, _, H, W = check_images(images, self.channels)
+        if H % 4 or W % 4:
+            raise ValueError(f"the convolutional stem needs H and W divisible by 4, got images {_shape(images)}")
+        return self.layers(images)

@@ -1,0 +1,117 @@
+"""Soft attention over the cells of a CNN's feature grid, asked a question (Xu et al. 2015, Show, Attend and Tell).
+
+The grid's ``G x G`` cells are the keys and values; the question is the query. The weights are the same softmax
+as everywhere in the book, reshaped back onto the image so they can be drawn over it and scored against the
+object the question is about.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from attn._checks import check_positive_int
+from attn.functional import _require_tensor, _shape, additive_scores, attend
+from attn.vision.patches import ConvStem, check_images
+
+__all__ = ["spatial_attention", "SpatialConfig", "SpatialOutput", "SoftAttentionNet", "PooledNet", "check_question"]
+
+
+def spatial_attention(
+    query: torch.Tensor, features: torch.Tensor, W_q: torch.Tensor, W_k: torch.Tensor, v: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``α = softmax(vᵀ tanh(W_q q + W_k a_i))`` over the cells ``a_i``, ``z = Σ_i α_i a_i`` (Xu et al. 2015, eqs.
+    4-6, with Bahdanau's score): query ``(B, d_q)``, features ``(B, d, G_h, G_w)`` -> ``z (B, d)``, ``α (B, G_h,
+    G_w)``."""
+    _require_tensor("query", query, 2)
+    _require_tensor("features", features, 4)
+    if query.dim() != 2 or features.dim() != 4 or query.shape[0] != features.shape[0]:
+        raise ValueError(
+            f"query must be (B, d_q) and features (B, d, G_h, G_w) with the same B, got query {_shape(query)} "
+            f"and features {_shape(features)}"
+        )
+    B, d, G_h, G_w = features.shape
+    a = features.flatten(2).transpose(1, 2)  # (B, G_h G_w, d): one key and value per cell
+    scores = additive_scores(query[:, None], a, W_q, W_k, v)  # (B, 1, G_h G_w)
+    z, alpha = attend(scores, a)  # (B, 1, d), (B, 1, G_h G_w)
+    return z[:, 0], alpha.view(B, G_h, G_w)
+
+
+def check_question(question: object, B: int, num_questions: int) -> None:
+    """A ValueError naming ``question`` unless it is ``(B,)`` int64 ids below ``num_questions``."""
+    if not isinstance(question, torch.Tensor):
+        raise ValueError(f"question must be a ({B},) tensor of int64 ids, got {type(question).__name__}")
+    if question.shape != (B,) or question.dtype != torch.int64:
+        raise ValueError(f"question must be ({B},) int64 ids, one per image, got {question.dtype} {_shape(question)}")
+    if B and (int(question.min()) < 0 or int(question.max()) >= num_questions):
+        raise ValueError(f"question holds ids in [{int(question.min())}, {int(question.max())}], "
+                         f"but there are {num_questions} questions")  # fmt: skip
+
+
+@dataclass
+class SpatialConfig:
+    """The CNN-with-attention model and its no-attention baseline: ``d_model`` channels in the grid, ``d_attention``
+    in the additive score, one question per colour, one class per shape."""
+
+    image_size: int = 24
+    channels: int = 3
+    d_model: int = 32
+    d_attention: int = 32
+    num_questions: int = 6
+    num_classes: int = 4
+
+
+@dataclass
+class SpatialOutput:
+    """``logits (B, num_classes)`` and the attention over the grid ``(B, G, G)`` (uniform for :class:`PooledNet`)."""
+
+    logits: torch.Tensor
+    attention: torch.Tensor
+
+
+class _GridModel(nn.Module):
+    def __init__(self, config: SpatialConfig):
+        super().__init__()
+        self.config = config
+        for name in ("image_size", "channels", "d_model", "d_attention", "num_questions", "num_classes"):
+            check_positive_int(name, getattr(config, name))
+        d = config.d_model
+        self.stem = ConvStem(config.channels, d)
+        self.question = nn.Embedding(config.num_questions, d)
+        self.classifier = nn.Sequential(nn.Linear(2 * d, d), nn.ReLU(), nn.Linear(d, config.num_classes))
+
+    def _features(self, images: torch.Tensor, question: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        B, *_ = check_images(images, self.config.channels, self.config.image_size)
+        check_question(question, B, self.config.num_questions)
+        return torch.relu(self.stem(images)), self.question(question)  # (B, d, G, G), (B, d)
+
+
+class SoftAttentionNet(_GridModel):
+    """CNN grid -> the question attends over its cells -> the read vector and the question -> an MLP -> a shape."""
+
+    def __init__(self, config: SpatialConfig):
+        super().__init__(config)
+        d, d_a = config.d_model, config.d_attention
+        self.W_q = nn.Parameter(torch.randn(d_a, d) * d**-0.5)
+        self.W_k = nn.Parameter(torch.randn(d_a, d) * d**-0.5)
+        self.v = nn.Parameter(torch.randn(d_a) * d_a**-0.5)
+
+    def forward(self, images: torch.Tensor, question: torch.Tensor) -> SpatialOutput:
+        """images ``(B, C, S, S)``, question ``(B,)`` -> logits ``(B, classes)``, attention ``(B, S/4, S/4)``."""
+        grid, q = self._features(images, question)
+        z, alpha = spatial_attention(q, grid, self.W_q, self.W_k, self.v)  # (B, d), (B, G, G)
+        return SpatialOutput(self.classifier(torch.cat([z, q], dim=-1)), alpha)
+
+
+class PooledNet(_GridModel):
+    """The baseline without attention: the same CNN grid averaged over all cells (uniform weights), then the MLP."""
+
+    def forward(self, images: torch.Tensor, question: torch.Tensor) -> SpatialOutput:
+        """images ``(B, C, S, S)``, question ``(B,)`` -> logits ``(B, classes)``, uniform weights ``(B, S/4, S/4)``."""
+        grid, q = self._features(images, question)
+        B, d, G_h, G_w = grid.shape
+        uniform = torch.full((B, G_h, G_w), 1.0 / (G_h * G_w))
+        z = grid.mean(dim=(2, 3))  # (B, d)
+        return SpatialOutput(self.classifier(torch.cat([z, q], dim=-1)), uniform)

@@ -1,0 +1,103 @@
+"""Training and scoring on generated scenes: one loop for every model of the chapter (soft, hard, ViT, hybrid)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attn._checks import check_positive_int
+from attn.data.scenes import Scenes
+from attn.functional import _require_tensor, _shape
+from attn.train import History, fit, seeded
+from attn.vision.ram import RAMOutput, RecurrentAttention, ram_loss, reinforce
+
+__all__ = ["scene_loss", "train_on_scenes", "accuracy", "mass_on_object", "policy_gradient_variance"]
+
+
+def scene_loss(model: nn.Module, scenes: Scenes) -> torch.Tensor:
+    """Cross-entropy of the answer; for the recurrent attention model, its hybrid loss with REINFORCE."""
+    output = model(scenes.images, scenes.question)
+    if isinstance(output, RAMOutput):
+        return ram_loss(output, scenes.answer)
+    return F.cross_entropy(output.logits, scenes.answer)
+
+
+@torch.no_grad()
+def accuracy(model: nn.Module, scenes: Scenes, batch_size: int = 500) -> float:
+    """The share of ``scenes`` answered right (eval mode: the hard model looks at its policy's mean)."""
+    training = model.training
+    model.eval()
+    right = 0
+    for start in range(0, len(scenes), batch_size):
+        part = scenes[start : start + batch_size]
+        right += int((model(part.images, part.question).logits.argmax(-1) == part.answer).sum())
+    model.train(training)
+    return right / max(len(scenes), 1)
+
+
+def mass_on_object(attention: torch.Tensor, scenes: Scenes) -> torch.Tensor:
+    """``(N,)``: the attention weight each scene's map ``(N, G, G)`` puts on the cells of the object asked about."""
+    _require_tensor("attention", attention, 3)
+    if attention.dim() != 3 or attention.shape[0] != len(scenes) or attention.shape[1] != attention.shape[2]:
+        raise ValueError(f"attention must be (N, G, G) with N = {len(scenes)} scenes, got {_shape(attention)}")
+    targets = scenes.target_cells(attention.shape[1])  # (N, G²)
+    return (attention.flatten(1) * targets).sum(-1)
+
+
+def train_on_scenes(
+    model: nn.Module,
+    train: Scenes,
+    steps: int,
+    *,
+    seed: int,
+    batch_size: int = 64,
+    lr: float = 3e-3,
+    held_out: Scenes | None = None,
+    goal: float | None = None,
+    every: int = 100,
+    progress: bool = True,
+) -> History:
+    """Adam on random batches of ``train`` (drawn from ``seed``); with ``held_out``, its accuracy at every
+    checkpoint, and with ``goal`` training stops at the first checkpoint whose held-out accuracy reaches it."""
+    check_positive_int("batch_size", batch_size)
+    if goal is not None and held_out is None:
+        raise ValueError("goal needs held_out scenes to measure it on")
+    rng = np.random.default_rng(seed)
+
+    def loss_fn(m: nn.Module, step: int) -> torch.Tensor:
+        return scene_loss(m, train[torch.from_numpy(rng.integers(0, len(train), batch_size))])
+
+    def checkpoint(m: nn.Module, step: int) -> dict:
+        return {"accuracy": accuracy(m, held_out)} if held_out is not None else {}
+
+    with seeded(seed):  # the hard model's sampled locations
+        return fit(
+            model, loss_fn, steps, lr=lr, checkpoint=checkpoint, every=every, progress=progress,
+            stop_when=None if goal is None else lambda record: record["accuracy"] >= goal,
+        )  # fmt: skip
+
+
+def policy_gradient_variance(
+    model: RecurrentAttention, scenes: Scenes, batches: int, *, seed: int, batch_size: int = 64, baseline: bool = True
+) -> float:
+    """How noisy REINFORCE is: the total variance (trace of the covariance) of the policy's gradient estimated on
+    ``batches`` random batches of ``scenes``, with the learned baseline or with none (b = 0)."""
+    check_positive_int("batches", batches)
+    rng = np.random.default_rng(seed)
+    params = [model.W_h, model.W_p, model.v]
+    estimates = []
+    training = model.training
+    model.train()  # sample locations, as in training
+    with seeded(seed):
+        for _ in range(batches):
+            batch = scenes[torch.from_numpy(rng.integers(0, len(scenes), batch_size))]
+            out = model(batch.images, batch.question)
+            reward = (out.logits.argmax(-1) == batch.answer).to(out.logits.dtype)
+            b = out.baselines if baseline else torch.zeros_like(out.baselines)
+            grads = torch.autograd.grad(reinforce(out.log_probs, reward, b), params)
+            estimates.append(torch.cat([g.flatten() for g in grads]))
+    model.train(training)
+    g = torch.stack(estimates)  # (batches, parameters)
+    return float(((g - g.mean(0)) ** 2).sum(1).mean())

@@ -1,0 +1,312 @@
+"""Attention for images: the scene generator, patches against a strided convolution, the soft spatial attention
+against its equation, the glimpse sensor against plain slicing, REINFORCE against the exact gradient on a toy,
+the ViT's encoder against torch.nn.TransformerEncoder, attention rollout on a hand-worked example, and errors."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from attn.data.scenes import COLOURS, OBJECT, SHAPES, make_scenes, scene_splits, shape_masks
+from attn.train import seeded
+from attn.vision import (
+    PatchEmbedding,
+    PooledNet,
+    RAMConfig,
+    RecurrentAttention,
+    SoftAttentionNet,
+    SpatialConfig,
+    ViT,
+    ViTConfig,
+    accuracy,
+    attention_rollout,
+    class_token_map,
+    glimpse,
+    glimpse_boxes,
+    mass_on_object,
+    patchify,
+    reinforce,
+    spatial_attention,
+    train_on_scenes,
+)
+from attn.vision.rollout import attention_rollout as rollout_fn
+from tests.torch_reference import close, copy_layer, randn
+
+
+@pytest.fixture(scope="module")
+def scenes():
+    return make_scenes(40, seed=3)
+
+
+# --- scenes ------------------------------------------------------------------------------------------------
+
+
+def test_scenes_are_drawn_from_the_seed(scenes):
+    again = make_scenes(40, seed=3)
+    assert torch.equal(scenes.images, again.images) and torch.equal(scenes.answer, again.answer)
+    assert not torch.equal(scenes.images, make_scenes(40, seed=4).images)
+
+
+def test_each_question_is_about_one_object_of_its_colour(scenes):
+    N, K = scenes.colours.shape
+    assert scenes.images.shape == (N, 3, 24, 24) and K == 3
+    assert all(len(set(row.tolist())) == K for row in scenes.colours)  # distinct colours
+    rows = torch.arange(N)
+    assert torch.equal(scenes.question, scenes.colours[rows, scenes.target])
+    assert torch.equal(scenes.answer, scenes.shapes[rows, scenes.target])
+    pixels = scenes.object_pixels()  # (N, S, S)
+    masks = torch.from_numpy(shape_masks())
+    for i in range(N):
+        assert int(pixels[i].sum()) == int(masks[scenes.answer[i]].sum())
+        colour = scenes.images[i][:, pixels[i]]  # (3, pixels): all one colour, lit
+        assert torch.all(colour.max(dim=0).values > 0.6) and torch.allclose(colour, colour[:, :1])
+    lit = scenes.images.amax(1) > 0  # (N, S, S): the objects do not overlap, so every object shows whole
+    assert int(lit.sum()) == sum(int(masks[s].sum()) for s in scenes.shapes.flatten())
+
+
+def test_target_cells_hold_the_object(scenes):
+    cells = scenes.target_cells(6)  # (N, 36)
+    pixels = scenes.object_pixels()
+    for i in range(len(scenes)):
+        expected = pixels[i].view(6, 4, 6, 4).any(3).any(1).flatten()
+        assert torch.equal(cells[i], expected)
+        assert 3 <= int(cells[i].sum()) <= 9  # a 7 x 7 box spans 2 or 3 cells of 4 pixels per side
+    assert torch.equal(scenes.target_cells(24).view(-1, 24, 24), pixels)
+
+
+def test_where_answers_the_quarter_of_the_object(scenes):
+    where = make_scenes(40, seed=3, ask="where")
+    assert torch.equal(where.images, scenes.images) and where.question_text(0).startswith("where is the")
+    centre = where.corners[torch.arange(40), where.target] + OBJECT / 2  # (N, 2)
+    assert torch.equal(where.answer, 2 * (centre[:, 0] > 12).long() + (centre[:, 1] > 12).long())
+    assert where[3:5].ask == "where" and len(where[3:5]) == 2
+    assert scenes.answer_text(0) in SHAPES and COLOURS[int(scenes.question[0])] in scenes.question_text(0)
+
+
+def test_held_out_layouts_never_occur_in_training():
+    train, test = scene_splits(300, 200, seed=0)
+
+    def key(s):
+        return {tuple(torch.cat([s.colours[i], s.shapes[i], s.corners[i].flatten()]).tolist()) for i in range(len(s))}
+
+    assert len(test) == 200 and not key(train) & key(test)
+    small_train, small_test = scene_splits(300, 200, seed=0, size=8, objects=1)  # 12 layouts: repeats are dropped
+    assert len(small_test) < 200 and not key(small_train) & key(small_test)
+
+
+# --- patches and the soft spatial attention ----------------------------------------------------------------
+
+
+def test_patchify_cuts_row_by_row_and_the_embedding_is_a_strided_convolution():
+    images = randn(2, 3, 8, 12)
+    patches = patchify(images, 4)  # (2, 6, 48)
+    assert patches.shape == (2, 6, 48)
+    assert torch.equal(patches[1, 4], images[1, :, 4:8, 4:8].flatten())  # row 1, column 1 of a 2 x 3 grid
+    embed = PatchEmbedding(3, 4, 5)
+    conv = nn.Conv2d(3, 5, kernel_size=4, stride=4)
+    with torch.no_grad():
+        conv.weight.copy_(embed.E.weight.view(5, 3, 4, 4))
+        conv.bias.copy_(embed.E.bias)
+    close(embed(images), conv(images).flatten(2).transpose(1, 2))
+
+
+def test_spatial_attention_is_bahdanaus_softmax_over_the_cells():
+    query, features = randn(2, 5, seed=1), randn(2, 4, 3, 3, seed=2)
+    W_q, W_k, v = randn(6, 5, seed=3), randn(6, 4, seed=4), randn(6, seed=5)
+    z, alpha = spatial_attention(query, features, W_q, W_k, v)
+    assert z.shape == (2, 4) and alpha.shape == (2, 3, 3)
+    for b in range(2):
+        cells = features[b].flatten(1).T  # (9, 4)
+        e = torch.stack([v @ torch.tanh(W_q @ query[b] + W_k @ a) for a in cells])  # eq. 4
+        close(alpha[b].flatten(), torch.softmax(e, 0))  # eq. 5
+        close(z[b], (torch.softmax(e, 0)[:, None] * cells).sum(0))  # eq. 6
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.permutations(range(9)), st.integers(0, 2**16))
+def test_spatial_attention_follows_the_cells_when_they_move(order, seed):
+    query, features = randn(1, 5, seed=seed), randn(1, 4, 3, 3, seed=seed + 1)
+    W_q, W_k, v = randn(6, 5, seed=seed + 2), randn(6, 4, seed=seed + 3), randn(6, seed=seed + 4)
+    moved = features.flatten(2)[..., list(order)].view(1, 4, 3, 3)
+    z, alpha = spatial_attention(query, features, W_q, W_k, v)
+    z2, alpha2 = spatial_attention(query, moved, W_q, W_k, v)
+    close(alpha2.flatten(1), alpha.flatten(1)[:, list(order)])  # the weights move with the cells
+    close(z2, z)  # and the read vector does not change
+    close(alpha.sum(), torch.tensor(1.0))
+
+
+def test_soft_and_pooled_models_return_a_map_over_the_grid(scenes):
+    for model in (SoftAttentionNet(SpatialConfig()), PooledNet(SpatialConfig())):
+        out = model(scenes.images[:4], scenes.question[:4])
+        assert out.logits.shape == (4, 4) and out.attention.shape == (4, 6, 6)
+        close(out.attention.sum(dim=(1, 2)), torch.ones(4))
+    targets = scenes.target_cells(6)[:4]
+    close(mass_on_object(out.attention, scenes[:4]), targets.sum(1) / 36.0)  # uniform: the object's share of cells
+    one_hot = F.one_hot(targets.float().argmax(1), 36).float().view(4, 6, 6)
+    close(mass_on_object(one_hot, scenes[:4]), torch.ones(4))
+
+
+# --- glimpses and REINFORCE --------------------------------------------------------------------------------
+
+
+def test_a_glimpse_is_a_crop_and_its_coarser_scales_are_averaged():
+    images = randn(2, 3, 24, 24)
+    # centres between pixels 8|9 and 15|16 (rows, columns 0-based): crops align with the pixel grid
+    location = torch.tensor([[9 / 12 - 1, 16 / 12 - 1], [0.0, 0.0]])
+    g = glimpse(images, location, size=4, scales=3)  # (2, 3, 3, 4, 4)
+    assert g.shape == (2, 3, 3, 4, 4)
+    close(g[0, 0], images[0, :, 7:11, 14:18])
+    close(g[0, 1], F.avg_pool2d(images[0:1, :, 5:13, 12:20], 2)[0])
+    close(g[1, 2], F.avg_pool2d(images[1:2, :, 4:20, 4:20], 4)[0])
+    corner = glimpse(images, torch.tensor([[-1.0, -1.0], [1.0, 1.0]]), size=4, scales=1)
+    close(corner[0, 0, :, 2:, 2:], images[0, :, :2, :2])  # a quarter inside the image
+    close(corner[0, 0, :, :2], torch.zeros(3, 2, 4))  # outside the image reads zero
+    close(corner[1, 0, :, 2:], torch.zeros(3, 2, 4))
+    boxes = glimpse_boxes(location, 24, size=4, scales=3)  # (2, 3, 4): top, left, height, width
+    close(boxes[0, 0], torch.tensor([7.0, 14.0, 4.0, 4.0]))
+    close(boxes[1, 2], torch.tensor([4.0, 4.0, 16.0, 16.0]))
+
+
+def test_reinforce_estimates_the_gradient_of_the_expected_reward():
+    """A toy policy: softmax(θ) over 3 actions with rewards r. E[R] = Σ π_k r_k, so dE[R]/dθ = π (r - E[R])."""
+    theta = torch.tensor([0.2, -0.1, 0.4], requires_grad=True)
+    r = torch.tensor([0.0, 1.0, 0.3])
+    log_pi = torch.log_softmax(theta, 0)
+    actions = torch.multinomial(
+        log_pi.exp().detach(), 200_000, replacement=True, generator=torch.Generator().manual_seed(0)
+    )
+    rewards = r[actions]
+    for baseline in (torch.zeros(len(actions), 1), torch.full((len(actions), 1), 0.4)):
+        (grad,) = torch.autograd.grad(reinforce(log_pi[actions][:, None], rewards, baseline), theta, retain_graph=True)
+        pi = log_pi.exp().detach()
+        exact = pi * (r - (pi * r).sum())
+        close(-grad, exact, atol=4e-3, rtol=0)  # minimising the surrogate climbs the expected reward
+    assert exact[1] > 0 and -grad[1] > 0  # the rewarded action's probability goes up
+
+
+def test_ram_looks_at_places_on_the_grid_and_learns_through_its_policy(scenes):
+    with seeded(0):
+        model = RecurrentAttention(RAMConfig(glimpses=3))
+    out = model(scenes.images[:5], scenes.question[:5])  # training mode: sampled
+    assert out.logits.shape == (5, 4) and out.locations.shape == (5, 3, 2) and out.policy.shape == (5, 3, 6, 6)
+    assert out.log_probs.shape == out.baselines.shape == (5, 3)
+    centres = (torch.arange(6) + 0.5) / 3 - 1
+    assert torch.isin(out.locations, centres).all()
+    close(out.policy.sum(dim=(2, 3)), torch.ones(5, 3))
+    model.eval()
+    first, second = model(scenes.images[:5], scenes.question[:5]), model(scenes.images[:5], scenes.question[:5])
+    assert torch.equal(first.locations, second.locations)  # eval: the most likely place, every time
+    chosen = first.policy[:, 0].flatten(1).argmax(1)
+    close(first.locations[:, 0], torch.stack([centres[chosen // 6], centres[chosen % 6]], 1))
+
+
+# --- the Vision Transformer and rollout ----------------------------------------------------------------------
+
+
+def test_vit_encoder_matches_torch_transformer_encoder(scenes):
+    config = ViTConfig(d_model=16, num_heads=2, d_ff=32, num_layers=2)
+    with seeded(0):
+        model = ViT(config)
+    reference = nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True, norm_first=True),
+        num_layers=2, norm=nn.LayerNorm(16), enable_nested_tensor=False,
+    )  # fmt: skip
+    for ours, theirs in zip(model.encoder.layers, reference.layers, strict=True):
+        copy_layer(ours, theirs)
+    with torch.no_grad():
+        reference.norm.weight.copy_(model.encoder.norm.gamma)
+        reference.norm.bias.copy_(model.encoder.norm.beta)
+    images, question = scenes.images[:3], scenes.question[:3]
+    out = model(images, question)
+    x = torch.cat(
+        [
+            model.cls + model.question(question)[:, None],
+            patchify(images, 4) @ model.stem.E.weight.T + model.stem.E.bias,
+        ],
+        1,
+    )  # noqa: E501
+    x = x + model.positions.table[:37]  # eq. 1
+    close(out.logits, model.head(reference(x)[:, 0]))
+    assert len(out.attention) == 2 and out.attention[0].shape == (3, 2, 37, 37)
+    close(out.attention[1].sum(-1), torch.ones(3, 2, 37))
+    assert model(images, question, need_weights=False).attention is None
+
+
+def test_vit_without_positions_sees_a_set_of_patches(scenes):
+    images, question = scenes.images[:2], scenes.question[:2]
+    swapped = images.clone()  # swap two patches: (0, 0) and (5, 5)
+    swapped[..., :4, :4], swapped[..., 20:, 20:] = images[..., 20:, 20:], images[..., :4, :4]
+    for positions, same in ((False, True), (True, False)):
+        with seeded(1):
+            model = ViT(ViTConfig(d_model=16, num_heads=2, d_ff=32, positions=positions))
+        a, b = model(images, question).logits, model(swapped, question).logits
+        assert torch.allclose(a, b, atol=1e-5) == same
+    hybrid = ViT(ViTConfig(d_model=16, num_heads=2, d_ff=32, stem="conv"))
+    assert hybrid(images, question).attention[0].shape == (2, 2, 37, 37)
+
+
+def test_rollout_by_hand():
+    A1 = torch.tensor([[1.0, 0.0], [0.5, 0.5]])
+    A2 = torch.tensor([[0.5, 0.5], [0.0, 1.0]])
+    # Â1 = [[1, 0], [.25, .75]], Â2 = [[.75, .25], [0, 1]]; Ã = Â2 Â1
+    expected = torch.tensor([[0.8125, 0.1875], [0.25, 0.75]])
+    close(attention_rollout([A1[None, None], A2[None, None]])[0], expected)
+    heads_1 = torch.stack([torch.eye(2), torch.tensor([[1.0, 0.0], [1.0, 0.0]])])  # two heads averaging to A1
+    heads_2 = torch.stack([torch.tensor([[1.0, 0.0], [0.0, 1.0]]), torch.tensor([[0.0, 1.0], [0.0, 1.0]])])  # to A2
+    close(rollout_fn([heads_1[None], heads_2[None]])[0], expected)
+    close(attention_rollout([A1[None, None]])[0], 0.5 * A1 + 0.5 * torch.eye(2))  # one layer: Â itself
+
+
+def test_class_token_map_lays_row_zero_on_the_grid():
+    weights = torch.zeros(1, 5, 5)
+    weights[0, 0] = torch.tensor([0.5, 0.1, 0.2, 0.1, 0.1])  # the class token itself, then 2 x 2 patches
+    close(class_token_map(weights, 2)[0], torch.tensor([[0.2, 0.4], [0.2, 0.2]]))
+
+
+# --- training ------------------------------------------------------------------------------------------------
+
+
+def test_training_lowers_the_loss_and_stops_at_a_goal():
+    train, test = scene_splits(200, 100, seed=1)
+    with seeded(0):
+        model = SoftAttentionNet(SpatialConfig(d_model=8, d_attention=8))
+    history = train_on_scenes(model, train, 60, seed=0, batch_size=16, progress=False)
+    assert sum(history.loss[-10:]) < sum(history.loss[:10])
+    history = train_on_scenes(model, train, 60, seed=0, held_out=test, goal=0.0, every=20, progress=False)
+    assert len(history.loss) == 20 and history.checkpoints[0]["accuracy"] == accuracy(model, test)
+
+
+# --- errors --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda: make_scenes(5, 0, objects=7), "at most 6"),
+        (lambda: make_scenes(5, 0, size=10, objects=3), "do not fit"),
+        (lambda: make_scenes(5, 0, ask="colour"), "ask must be one of"),
+        (lambda: make_scenes(5, 0).target_cells(5), "grid=5 must divide"),
+        (lambda: patchify(torch.zeros(1, 3, 10, 10), 4), "patch=4 must divide"),
+        (lambda: patchify(torch.zeros(3, 10, 10), 2), "images"),
+        (lambda: spatial_attention(torch.zeros(2, 5), torch.zeros(3, 4, 2, 2), *[torch.zeros(1)] * 3), "same B"),
+        (lambda: glimpse(torch.zeros(2, 3, 8, 8), torch.zeros(2, 3), 2, 1), "locations must be (2, 2)"),
+        (lambda: attention_rollout(torch.zeros(1, 1, 2, 2)), "sequence"),
+        (lambda: attention_rollout([torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 3, 3)]), "attentions[1]"),
+        (lambda: class_token_map(torch.zeros(1, 5, 5), 3), "T = 1 + grid² = 10"),
+        (lambda: ViT(ViTConfig(stem="resnet")), "stem must be one of"),
+        (lambda: ViT(ViTConfig(patch=5)), "patch=5 must divide"),
+        (lambda: ViT(ViTConfig())(torch.zeros(2, 3, 24, 24), torch.zeros(2)), "question must be (2,) int64"),
+        (lambda: ViT(ViTConfig())(torch.zeros(2, 1, 24, 24), torch.zeros(2, dtype=torch.long)), "3 channels"),
+        (lambda: SoftAttentionNet(SpatialConfig())(torch.zeros(1, 3, 24, 24), torch.tensor([6])), "6 questions"),
+        (lambda: RecurrentAttention(RAMConfig(grid=0)), "grid must be a positive int"),
+        (lambda: reinforce(torch.zeros(2, 3), torch.zeros(3), torch.zeros(2, 3)), "rewards (B,)"),
+        (lambda: mass_on_object(torch.zeros(2, 6, 6), make_scenes(3, 0)), "N = 3 scenes"),
+        (lambda: train_on_scenes(PooledNet(SpatialConfig()), make_scenes(3, 0), 1, seed=0, goal=0.5), "held_out"),
+    ],
+)
+def test_bad_input_names_the_argument(call, words):
+    with pytest.raises(ValueError, match=None) as error:
+        call()
+    assert words in str(error.value)

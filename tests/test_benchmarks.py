@@ -106,3 +106,17 @@ def test_memory_benchmark_prints_both_tables():
     header = next(i for i, line in enumerate(lines) if "DNC ms/step" in line)
     rows = [line.split() for line in lines[header + 1 :] if line.strip()]
     assert [row[0] for row in rows] == ["16", "64"] and all(float(row[3]) > 0 for row in rows)  # ratio column
+
+
+def test_vision_benchmark_prints_its_tables():
+    out = run_benchmark("vision.py", "--quick", "--threads", "1")
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if "to goal s" in line)
+    names = [line[:16].strip() for line in lines[header + 1 : header + 6]]
+    assert names == ["soft attention", "average pooling", "hard attention", "ViT", "hybrid"]
+    assert lines[header + 3].split()[-1].replace(".", "").isdigit()  # the hard model's variance ratio
+    header = next(i for i, line in enumerate(lines) if line.strip().startswith("training scenes"))
+    assert [line[:16].strip() for line in lines[header + 1 : header + 4]] == ["ViT", "hybrid", "CNN + attention"]
+    header = next(i for i, line in enumerate(lines) if "fused ms" in line)
+    row = lines[header + 1].split()
+    assert row[-7] == "37" and float(row[-3]) > 0  # tokens, ratio against torch

@@ -83,6 +83,10 @@ def test_where_answers_the_quarter_of_the_object(scenes):
     assert torch.equal(where.answer, 2 * (centre[:, 0] > 12).long() + (centre[:, 1] > 12).long())
     assert where[3:5].ask == "where" and len(where[3:5]) == 2
     assert scenes.answer_text(0) in SHAPES and COLOURS[int(scenes.question[0])] in scenes.question_text(0)
+    for s in (scenes, where):
+        assert all(s.answer_to(i, int(s.question[i])) == s.answer_text(i) for i in range(40))
+    missing = next(c for c in range(6) if c not in scenes.colours[0])
+    assert scenes.answer_to(0, missing) is None
 
 
 def test_held_out_layouts_never_occur_in_training():

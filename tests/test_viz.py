@@ -13,6 +13,7 @@ from attn.viz.widgets import (  # noqa: E402
     addressing_panel,
     lookup_panel,
     memory_panel,
+    scene_panel,
     softmax_panel,
     translation_panel,
 )
@@ -240,3 +241,53 @@ def test_heatmap_keeps_sparse_ticks_on_long_unlabelled_axes():
     ax = heatmap(torch.rand(5, 5))
     assert list(ax.get_xticks()) == [0, 1, 2, 3, 4]
     plt.close("all")
+
+
+def test_image_attention_lights_the_weighted_cells_and_dims_the_rest():
+    from attn.viz import image_attention, patch_grid, scene_grid
+
+    image = torch.full((3, 8, 8), 0.5)
+    weights = torch.zeros(2, 2)
+    weights[0, 1] = 1.0  # the top-right quarter
+    ax = image_attention(image, weights, ax=plt.figure().gca(), boxes=torch.tensor([[0.0, 4.0, 4.0, 4.0]]))
+    shown = torch.from_numpy(ax.get_images()[0].get_array().data)  # (8, 8, 3)
+    assert shown[0, 7, 0] > 0.5 > shown[7, 0, 0]  # lit where the weight is, dimmed elsewhere
+    assert len(ax.patches) == 1
+    fig = scene_grid(image.expand(3, -1, -1, -1), [weights, None, weights], ["a", "b", "c"], cols=2)
+    assert len([a for a in fig.axes if a.get_images()]) == 3
+    assert len(patch_grid(image, 4).axes) == 4
+    plt.close("all")
+    for call, words in (
+        (lambda: image_attention(torch.zeros(8, 8)), "(C, H, W)"),
+        (lambda: image_attention(image, torch.zeros(3, 3)), "dividing the image"),
+        (lambda: scene_grid(image[None], titles=["a", "b"]), "titles has 2 entries"),
+        (lambda: patch_grid(image, 3), "patch=3 must divide"),
+    ):
+        with pytest.raises(ValueError) as error:
+            call()
+        assert words in str(error.value)
+
+
+def test_scene_panel_answers_and_says_when_there_is_no_right_answer():
+    from attn.data.scenes import COLOURS, SHAPES, make_scenes
+    from attn.vision import Look
+
+    scenes = make_scenes(3, seed=0)
+    asked = []
+
+    def answer(image, question):
+        asked.append(question)
+        return Look(answer=1, attention=torch.full((6, 6), 1 / 36), boxes=torch.zeros(2, 2, 4))
+
+    panel = scene_panel(scenes.images, answer, [f"{c}?" for c in COLOURS], SHAPES, scenes.answer_to)
+    slider, dropdown, readout, image = panel.children
+    present = int(scenes.colours[0, 0])
+    dropdown.value = present
+    assert "model: <b>circle</b>" in readout.value and scenes.answer_to(0, present) in readout.value
+    missing = next(c for c in range(6) if c not in scenes.colours[0])
+    dropdown.value = missing
+    assert "no such object" in readout.value and image.value[:4] == b"\x89PNG"
+    slider.value = 2
+    assert asked[-1] == missing
+    with pytest.raises(ValueError, match="non-empty"):
+        scene_panel(torch.zeros(0, 3, 8, 8), answer, ["q"], SHAPES, scenes.answer_to)

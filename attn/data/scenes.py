@@ -89,6 +89,18 @@ class Scenes:
         colour = COLOURS[int(self.question[i])]
         return f"what shape is the {colour} object?" if self.ask == "shape" else f"where is the {colour} object?"
 
+    def answer_to(self, i: int, question: int) -> str | None:
+        """The right answer in words if scene ``i`` were asked about colour ``question``; None without that colour."""
+        objects = (self.colours[i] == question).nonzero()
+        if len(objects) == 0:
+            return None
+        k = int(objects[0, 0])
+        if self.ask == "shape":
+            return SHAPES[int(self.shapes[i, k])]
+        centre = self.corners[i, k] + OBJECT / 2
+        size = self.images.shape[-1]
+        return QUARTERS[2 * int(centre[0] > size / 2) + int(centre[1] > size / 2)]
+
     def answer_text(self, i: int) -> str:
         """The answer of scene ``i`` in words."""
         return (SHAPES if self.ask == "shape" else QUARTERS)[int(self.answer[i])]

@@ -5,10 +5,20 @@ from attn.vision.patches import ConvStem, PatchEmbedding, patchify
 from attn.vision.ram import RAMConfig, RAMOutput, RecurrentAttention, ram_loss, reinforce
 from attn.vision.rollout import attention_rollout, class_token_map
 from attn.vision.spatial import PooledNet, SoftAttentionNet, SpatialConfig, SpatialOutput, spatial_attention
-from attn.vision.train import accuracy, mass_on_object, policy_gradient_variance, scene_loss, train_on_scenes
+from attn.vision.train import (
+    Look,
+    accuracy,
+    look,
+    mass_on_object,
+    policy_gradient_variance,
+    scene_loss,
+    train_on_scenes,
+)
 from attn.vision.vit import ViT, ViTConfig, ViTOutput
 
 __all__ = [
+    "Look",
+    "look",
     "ConvStem",
     "PatchEmbedding",
     "PooledNet",

@@ -20,21 +20,31 @@ __all__ = ["spatial_attention", "SpatialConfig", "SpatialOutput", "SoftAttention
 
 
 def spatial_attention(
-    query: torch.Tensor, features: torch.Tensor, W_q: torch.Tensor, W_k: torch.Tensor, v: torch.Tensor
+    query: torch.Tensor,
+    features: torch.Tensor,
+    W_q: torch.Tensor,
+    W_k: torch.Tensor,
+    v: torch.Tensor,
+    keys: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``α = softmax(vᵀ tanh(W_q q + W_k a_i))`` over the cells ``a_i``, ``z = Σ_i α_i a_i`` (Xu et al. 2015, eqs.
-    4-6, with Bahdanau's score): query ``(B, d_q)``, features ``(B, d, G_h, G_w)`` -> ``z (B, d)``, ``α (B, G_h,
-    G_w)``."""
+    """``α = softmax(vᵀ tanh(W_q q + W_k k_i))`` over the cells, ``z = Σ_i α_i a_i`` (Xu et al. 2015, eqs. 4-6, with
+    Bahdanau's score): query ``(B, d_q)``, features ``a`` ``(B, d, G_h, G_w)`` -> ``z (B, d)``, ``α (B, G_h, G_w)``.
+    The keys ``k_i`` are the features themselves unless ``keys (B, d_k, G_h, G_w)`` are given."""
     _require_tensor("query", query, 2)
     _require_tensor("features", features, 4)
+    keys = features if keys is None else keys
+    _require_tensor("keys", keys, 4)
     if query.dim() != 2 or features.dim() != 4 or query.shape[0] != features.shape[0]:
         raise ValueError(
             f"query must be (B, d_q) and features (B, d, G_h, G_w) with the same B, got query {_shape(query)} "
             f"and features {_shape(features)}"
         )
+    if keys.dim() != 4 or keys.shape[0] != features.shape[0] or keys.shape[2:] != features.shape[2:]:
+        raise ValueError(f"keys must be (B, d_k, G_h, G_w) like features {_shape(features)}, got {_shape(keys)}")
     B, d, G_h, G_w = features.shape
-    a = features.flatten(2).transpose(1, 2)  # (B, G_h G_w, d): one key and value per cell
-    scores = additive_scores(query[:, None], a, W_q, W_k, v)  # (B, 1, G_h G_w)
+    a = features.flatten(2).transpose(1, 2)  # (B, G_h G_w, d): one value per cell
+    k = keys.flatten(2).transpose(1, 2)  # (B, G_h G_w, d_k): one key per cell
+    scores = additive_scores(query[:, None], k, W_q, W_k, v)  # (B, 1, G_h G_w)
     z, alpha = attend(scores, a)  # (B, 1, d), (B, 1, G_h G_w)
     return z[:, 0], alpha.view(B, G_h, G_w)
 
@@ -89,11 +99,15 @@ class _GridModel(nn.Module):
 
 
 class SoftAttentionNet(_GridModel):
-    """CNN grid -> the question attends over its cells -> the read vector and the question -> an MLP -> a shape."""
+    """CNN grid -> the question attends over its cells -> the read vector and the question -> an MLP -> a shape.
+
+    Each cell's key is made from its own 4 x 4 pixels only (a linear patch embedding), its value by the CNN, which
+    sees 9 x 9: where to look is decided by what is in the cell, what is read there by its neighbourhood."""
 
     def __init__(self, config: SpatialConfig):
         super().__init__(config)
         d, d_a = config.d_model, config.d_attention
+        self.keys = nn.Conv2d(config.channels, d, kernel_size=4, stride=4)  # (B, d, S/4, S/4)
         self.W_q = nn.Parameter(torch.randn(d_a, d) * d**-0.5)
         self.W_k = nn.Parameter(torch.randn(d_a, d) * d**-0.5)
         self.v = nn.Parameter(torch.randn(d_a) * d_a**-0.5)
@@ -101,7 +115,7 @@ class SoftAttentionNet(_GridModel):
     def forward(self, images: torch.Tensor, question: torch.Tensor) -> SpatialOutput:
         """images ``(B, C, S, S)``, question ``(B,)`` -> logits ``(B, classes)``, attention ``(B, S/4, S/4)``."""
         grid, q = self._features(images, question)
-        z, alpha = spatial_attention(q, grid, self.W_q, self.W_k, self.v)  # (B, d), (B, G, G)
+        z, alpha = spatial_attention(q, grid, self.W_q, self.W_k, self.v, keys=self.keys(images))  # (B, d), (B, G, G)
         return SpatialOutput(self.classifier(torch.cat([z, q], dim=-1)), alpha)
 
 

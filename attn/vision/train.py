@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -11,9 +14,12 @@ from attn._checks import check_positive_int
 from attn.data.scenes import Scenes
 from attn.functional import _require_tensor, _shape
 from attn.train import History, fit, seeded
+from attn.vision.glimpse import glimpse_boxes
 from attn.vision.ram import RAMOutput, RecurrentAttention, ram_loss, reinforce
+from attn.vision.rollout import attention_rollout, class_token_map
+from attn.vision.vit import ViTOutput
 
-__all__ = ["scene_loss", "train_on_scenes", "accuracy", "mass_on_object", "policy_gradient_variance"]
+__all__ = ["Look", "look", "scene_loss", "train_on_scenes", "accuracy", "mass_on_object", "policy_gradient_variance"]
 
 
 def scene_loss(model: nn.Module, scenes: Scenes) -> torch.Tensor:
@@ -56,11 +62,13 @@ def train_on_scenes(
     lr: float = 3e-3,
     held_out: Scenes | None = None,
     goal: float | None = None,
+    budget: float | None = None,
     every: int = 100,
     progress: bool = True,
 ) -> History:
     """Adam on random batches of ``train`` (drawn from ``seed``); with ``held_out``, its accuracy at every
-    checkpoint, and with ``goal`` training stops at the first checkpoint whose held-out accuracy reaches it."""
+    checkpoint, and with ``goal`` training stops at the first checkpoint whose held-out accuracy reaches it. With
+    ``budget``, it also stops at the first checkpoint after ``budget`` seconds of training."""
     check_positive_int("batch_size", batch_size)
     if goal is not None and held_out is None:
         raise ValueError("goal needs held_out scenes to measure it on")
@@ -75,8 +83,13 @@ def train_on_scenes(
     with seeded(seed):  # the hard model's sampled locations
         return fit(
             model, loss_fn, steps, lr=lr, checkpoint=checkpoint, every=every, progress=progress,
-            stop_when=None if goal is None else lambda record: record["accuracy"] >= goal,
+            stop_when=None if goal is None and budget is None else functools.partial(_done, goal, budget),
         )  # fmt: skip
+
+
+def _done(goal: float | None, budget: float | None, record: dict) -> bool:
+    reached = goal is not None and record["accuracy"] >= goal
+    return reached or (budget is not None and record["seconds"] >= budget)
 
 
 def policy_gradient_variance(
@@ -101,3 +114,31 @@ def policy_gradient_variance(
     model.train(training)
     g = torch.stack(estimates)  # (batches, parameters)
     return float(((g - g.mean(0)) ** 2).sum(1).mean())
+
+
+@dataclass
+class Look:
+    """What a model made of one image and question: ``answer`` (a class id), ``attention (G, G)`` over the image
+    (the soft map, the hard model's last policy, or a ViT's rollout from the class token) and, for the hard model,
+    its glimpse ``boxes (glimpses, scales, 4)``."""
+
+    answer: int
+    attention: torch.Tensor
+    boxes: torch.Tensor | None = None
+
+
+@torch.no_grad()
+def look(model: nn.Module, image: torch.Tensor, question: int) -> Look:
+    """Ask ``model`` (eval mode) question id ``question`` about one ``image (C, S, S)``."""
+    training = model.training
+    model.eval()
+    out = model(image[None], torch.tensor([question]))
+    model.train(training)
+    answer = int(out.logits.argmax(-1))
+    if isinstance(out, RAMOutput):
+        c = model.config
+        boxes = glimpse_boxes(out.locations[0], c.image_size, c.glimpse, c.scales)
+        return Look(answer, out.policy[0, -1], boxes)
+    if isinstance(out, ViTOutput):
+        return Look(answer, class_token_map(attention_rollout(out.attention), model.grid)[0])
+    return Look(answer, out.attention[0])

@@ -1,5 +1,6 @@
 """Pictures of attention. Every function takes tensors and token lists, never a model."""
 
+from attn.viz.images import image_attention, patch_grid, scene_grid
 from attn.viz.plots import bar_weights, head_grid, heatmap, hop_heatmap, lookup_figure, one_example
 from attn.viz.viewer import AttentionView, attention_viewer
 
@@ -10,6 +11,9 @@ __all__ = [
     "head_grid",
     "heatmap",
     "hop_heatmap",
+    "image_attention",
+    "patch_grid",
+    "scene_grid",
     "lookup_figure",
     "one_example",
 ]

@@ -20,6 +20,7 @@ from attn.additive import Translation
 from attn.functional import content_addressing, dot_product_scores, softmax
 from attn.memn2n.train import Answer
 from attn.memory.addressing import content_weighting, interpolate, sharpen, shift
+from attn.viz.images import image_attention
 from attn.viz.plots import bar_weights, heatmap, hop_heatmap, lookup_figure
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "ntm_addressing_panel",
     "head_panel",
     "sampling_panel",
+    "scene_panel",
 ]
 
 
@@ -351,3 +353,43 @@ def sampling_panel(sample: Callable[[float], Sequence[str]], temperature: float 
     slider.observe(update, names="value")
     update()
     return widgets.VBox([slider, out])
+
+
+def scene_panel(
+    images: torch.Tensor,
+    answer: Callable[[torch.Tensor, int], object],
+    questions: Sequence[str],
+    answers: Sequence[str],
+    truth: Callable[[int, int], str | None],
+) -> widgets.VBox:
+    """Pick a scene and a question: the model's answer and where it looked, drawn over the image.
+
+    ``images (N, C, H, W)``; ``answer(image, question)`` returns an :class:`attn.vision.Look` (its ``answer`` an id
+    into ``answers``, its ``attention`` a ``(G, G)`` map, optional glimpse ``boxes``); ``questions`` names the
+    question ids; ``truth(i, question)`` is the right answer for scene ``i``, or None when the question has none
+    there (no object of that colour): the model answers anyway, and the panel says so.
+    """
+    if not isinstance(images, torch.Tensor) or images.dim() != 4 or len(images) == 0:
+        raise ValueError(f"images must be a non-empty (N, C, H, W) tensor, got {getattr(images, 'shape', images)!r}")
+    scene = widgets.IntSlider(value=0, min=0, max=len(images) - 1, description="scene", continuous_update=False)
+    question = widgets.Dropdown(options=[(q, k) for k, q in enumerate(questions)], value=0, description="question",
+                                layout={"width": "60%"})  # fmt: skip
+
+    def render() -> tuple[bytes, str]:
+        look = answer(images[scene.value], question.value)
+        right = truth(scene.value, question.value)
+        said = answers[look.answer]
+        if right is None:
+            verdict = "there is no such object here: the model had to answer anyway"
+        else:
+            verdict = f"right: <b>{html.escape(right)}</b> ({'correct' if said == right else 'wrong'})"
+        readout = f"{html.escape(questions[question.value])} model: <b>{html.escape(said)}</b>; {verdict}"
+
+        def draw(fig: Figure) -> None:
+            ax_image, ax_map = fig.subplots(1, 2)
+            image_attention(images[scene.value], None, ax=ax_image, title="the scene", boxes=look.boxes)
+            image_attention(images[scene.value], look.attention, ax=ax_map, title="where it looked")
+
+        return _png(draw, (5.0, 2.7)), readout
+
+    return _panel([scene, question], render)

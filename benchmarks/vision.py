@@ -1,0 +1,217 @@
+"""Attention for images: what each model of chapter 9 reaches in at most 60 s of CPU training, how the ViT, the hybrid
+and the CNN compare as the training set grows, and what attn's ViT costs against one built from torch's encoder.
+
+    python benchmarks/vision.py [--seeds 0 1 2] [--threads 2] [--quick]
+
+Table 1, per model and seed: Adam on batches of 64 of 10,000 training scenes ("what shape is the <colour> object?"),
+the held-out accuracy on 1,000 other scenes checked every 50 steps; training stops at the model's goal or after 60 s
+of training steps (checks not counted). Columns: seconds and steps to the goal, the held-out accuracy and the mean
+attention on the asked object when it stopped (soft: its map; hard: its policy at the last glimpse; ViT and hybrid:
+attention rollout from the class token; pooling: uniform weights). For the hard model, the variance of its policy
+gradient (20 batches) without the baseline divided by that with it.
+Table 2: the ViT, the conv-stem hybrid and the CNN with soft attention, trained 1,500 steps of 64 on the first 500,
+2,000 and 10,000 training scenes (first seed only; the same held-out scenes).
+Table 3: one forward and backward pass of attn's ViT (weights kept), and with ``need_weights=False`` (the fused
+kernel), against a ViT with the same patch embedding, class token and positions built from
+``torch.nn.TransformerEncoder`` (pre-LN, weights copied, outputs checked equal first), measured in the same run;
+peak extra memory of one pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import time
+
+import torch
+from common import peak_extra_mib
+from torch import nn
+
+from attn.data.scenes import scene_splits
+from attn.train import seeded
+from attn.vision import (
+    PooledNet,
+    RAMConfig,
+    RecurrentAttention,
+    SoftAttentionNet,
+    SpatialConfig,
+    ViT,
+    ViTConfig,
+    accuracy,
+    attention_rollout,
+    class_token_map,
+    mass_on_object,
+    policy_gradient_variance,
+    train_on_scenes,
+)
+
+SMALL_VIT = {"d_model": 32, "num_heads": 2, "d_ff": 64}  # the chapter's ViT and hybrid
+MODELS = {  # name: (build, goal)
+    "soft attention": (lambda: SoftAttentionNet(SpatialConfig()), 0.95),
+    "average pooling": (lambda: PooledNet(SpatialConfig()), 0.95),
+    "hard attention": (lambda: RecurrentAttention(RAMConfig()), 0.90),
+    "ViT": (lambda: ViT(ViTConfig(**SMALL_VIT)), 0.90),
+    "hybrid": (lambda: ViT(ViTConfig(**SMALL_VIT, stem="conv")), 0.95),
+}
+BUDGET = 60.0
+TIMING = [  # (batch, image size, d_model, heads, layers)
+    (64, 24, 64, 4, 2),
+    (32, 48, 128, 8, 4),
+]
+
+
+@torch.no_grad()
+def mass(model: nn.Module, scenes) -> float:
+    out = model(scenes.images, scenes.question)
+    if hasattr(out, "policy"):
+        grid = out.policy[:, -1]
+    elif isinstance(model, ViT):
+        grid = class_token_map(attention_rollout(out.attention), model.grid)
+    else:
+        grid = out.attention
+    return mass_on_object(grid, scenes).mean().item()
+
+
+def goals_table(seeds: list[int], budget: float, n_train: int) -> list[tuple]:
+    rows = []
+    for seed in seeds:
+        train, held_out = scene_splits(n_train, 1000, seed)
+        for name, (build, goal) in MODELS.items():
+            with seeded(seed):
+                model = build()
+            history = train_on_scenes(model, train, 100_000, seed=seed, held_out=held_out, goal=goal, budget=budget,
+                                      every=50, progress=False)  # fmt: skip
+            last = history.checkpoints[-1]
+            reached = next((c for c in history.checkpoints if c["accuracy"] >= goal), None)
+            noise = None
+            if isinstance(model, RecurrentAttention):
+                ratio = [policy_gradient_variance(model, train, 20, seed=seed, baseline=b) for b in (False, True)]
+                noise = ratio[0] / ratio[1]
+            rows.append((name, seed, goal, reached, last, mass(model, held_out), noise))
+            print(f"  {name}, seed {seed}: {last['accuracy']:.1%} after {last['seconds']:.1f} s", flush=True)
+    return rows
+
+
+def data_table(seed: int, sizes: list[int], steps: int) -> dict[str, dict[int, float]]:
+    train, held_out = scene_splits(max(sizes), 1000, seed)
+    builds = {"ViT": MODELS["ViT"][0], "hybrid": MODELS["hybrid"][0], "CNN + attention": MODELS["soft attention"][0]}
+    table: dict[str, dict[int, float]] = {name: {} for name in builds}
+    for n in sizes:
+        for name, build in builds.items():
+            with seeded(seed):
+                model = build()
+            train_on_scenes(model, train[:n], steps, seed=seed, progress=False)
+            table[name][n] = accuracy(model, held_out)
+            print(f"  {name}, {n} scenes: {table[name][n]:.1%}", flush=True)
+    return table
+
+
+class TorchViT(nn.Module):
+    """The same ViT with torch's encoder: attn's patch embedding, class token, question and positions, copied."""
+
+    def __init__(self, ours: ViT):
+        super().__init__()
+        c = ours.config
+        self.ours = copy.deepcopy(ours)  # embeddings and head, used as they are
+        layer = nn.TransformerEncoderLayer(c.d_model, c.num_heads, c.d_ff, dropout=0.0, batch_first=True,
+                                           norm_first=True)  # fmt: skip
+        self.encoder = nn.TransformerEncoder(layer, c.num_layers, norm=nn.LayerNorm(c.d_model),
+                                             enable_nested_tensor=False)  # fmt: skip
+        with torch.no_grad():
+            for mine, theirs in zip(ours.encoder.layers, self.encoder.layers, strict=True):
+                a = mine.self_attention
+                theirs.self_attn.in_proj_weight.copy_(torch.cat([a.W_q.weight, a.W_k.weight, a.W_v.weight]))
+                theirs.self_attn.in_proj_bias.copy_(torch.cat([a.W_q.bias, a.W_k.bias, a.W_v.bias]))
+                theirs.self_attn.out_proj.load_state_dict(a.W_o.state_dict())
+                theirs.linear1.load_state_dict(mine.feed_forward.W_1.state_dict())
+                theirs.linear2.load_state_dict(mine.feed_forward.W_2.state_dict())
+                for i in (1, 2):
+                    getattr(theirs, f"norm{i}").weight.copy_(getattr(mine, f"norm{i}").gamma)
+                    getattr(theirs, f"norm{i}").bias.copy_(getattr(mine, f"norm{i}").beta)
+            self.encoder.norm.weight.copy_(ours.encoder.norm.gamma)
+            self.encoder.norm.bias.copy_(ours.encoder.norm.beta)
+
+    def forward(self, images: torch.Tensor, question: torch.Tensor) -> torch.Tensor:
+        m = self.ours
+        x = torch.cat([m.cls + m.question(question)[:, None], m.tokens(images)], dim=1)  # (B, 1 + N, d_model)
+        x = m.positions(x)
+        return m.head(self.encoder(x)[:, 0])
+
+
+def timing_table(sizes: list[tuple], repeats: int) -> list[tuple]:
+    return [time_size(*size, repeats) for size in sizes]
+
+
+def time_size(B: int, S: int, d: int, h: int, L: int, repeats: int) -> tuple:
+    """Median milliseconds and peak extra MiB of one forward+backward pass of each of the three ViTs."""
+    with seeded(0):
+        ours = ViT(ViTConfig(image_size=S, d_model=d, num_heads=h, num_layers=L, d_ff=2 * d))
+    theirs = TorchViT(ours)
+    images = torch.rand(B, 3, S, S, generator=torch.Generator().manual_seed(1))
+    question = torch.randint(0, 6, (B,), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        diff = (ours(images, question).logits - theirs(images, question)).abs().max().item()
+    if diff > 1e-4:
+        raise SystemExit(f"attn's ViT and the torch one differ by {diff} at {(B, S, d, h, L)}: not the same model")
+    passes = {
+        "attn": lambda: ours(images, question).logits.sum().backward(),
+        "attn fused": lambda: ours(images, question, need_weights=False).logits.sum().backward(),
+        "torch": lambda: theirs(images, question).sum().backward(),
+    }
+    times = {name: [] for name in passes}
+    for fn in passes.values():  # warm up
+        fn()
+    for _ in range(repeats):  # in turn, so that drift in the machine's load falls on all alike
+        for name, fn in passes.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    med = {name: statistics.median(t) * 1000 for name, t in times.items()}
+    peaks = {name: peak_extra_mib(fn) for name, fn in passes.items()}
+    return (B, S, d, h, L), 1 + (S // 4) ** 2, med, peaks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: tiny budgets (for the tests)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    budget, n_train, sizes, steps, timing, repeats = BUDGET, 10_000, [500, 2_000, 10_000], 1_500, TIMING, 15
+    if args.quick:
+        budget, n_train, sizes, steps, timing, repeats = 0.5, 500, [100, 300], 10, TIMING[:1], 2
+        args.seeds = args.seeds[:1]
+    print(f"threads: {args.threads}; training budget {budget:.0f} s per model; seeds {args.seeds}")
+
+    print(f"\nTable 1: each model's goal, in at most {budget:.0f} s of training ({n_train:,} training scenes)")
+    rows = goals_table(args.seeds, budget, n_train)
+    print(f"{'model':>16} {'seed':>4} {'goal':>5} {'to goal s':>9} {'steps':>6} {'accuracy':>8} {'on object':>9} "
+          f"{'var ratio':>9}")  # fmt: skip
+    for name, seed, goal, reached, last, on_object, noise in rows:
+        to_goal = f"{reached['seconds']:9.1f} {reached['step']:6d}" if reached else f"{'not':>9} {last['step']:6d}"
+        ratio = f"{noise:9.1f}" if noise is not None else f"{'':9}"
+        print(f"{name:>16} {seed:4d} {goal:5.0%} {to_goal} {last['accuracy']:8.1%} {on_object:9.2f} {ratio}")
+    for name in MODELS:
+        acc = [r[4]["accuracy"] for r in rows if r[0] == name]
+        spread = statistics.stdev(acc) if len(acc) > 1 else 0.0
+        print(f"{name:>16} mean accuracy {statistics.mean(acc):.1%} (sd {spread:.1%} over {len(acc)} seeds)")
+
+    print(f"\nTable 2: held-out accuracy by training scenes ({steps:,} steps of 64 each, seed {args.seeds[0]})")
+    table = data_table(args.seeds[0], sizes, steps)
+    print(f"{'training scenes':>16}" + "".join(f"{n:>10,}" for n in sizes))
+    for name, row in table.items():
+        print(f"{name:>16}" + "".join(f"{row[n]:>10.1%}" for n in sizes))
+
+    print("\nTable 3: one forward+backward pass, attn's ViT against one built from torch.nn.TransformerEncoder")
+    print(f"{'B, S, d, h, L':>20} {'tokens':>6} {'attn ms':>8} {'fused ms':>8} {'torch ms':>8} {'ratio':>6} "
+          f"{'fused':>6} {'peak MiB attn/torch':>20}")  # fmt: skip
+    for size, tokens, med, peaks in timing_table(timing, repeats):
+        peak = "/".join("-" if peaks[k] is None else f"{peaks[k]:.1f}" for k in ("attn", "torch"))
+        print(f"{str(size):>20} {tokens:>6} {med['attn']:8.2f} {med['attn fused']:8.2f} {med['torch']:8.2f} "
+              f"{med['attn'] / med['torch']:6.2f} {med['attn fused'] / med['torch']:6.2f} {peak:>20}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

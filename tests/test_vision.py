@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from attn.data.scenes import COLOURS, OBJECT, SHAPES, make_scenes, scene_splits, shape_masks
+from attn.data.scenes import COLOURS, SHAPES, make_scenes, scene_splits, shape_masks
 from attn.train import seeded
 from attn.vision import (
     PatchEmbedding,
@@ -25,8 +25,11 @@ from attn.vision import (
     class_token_map,
     glimpse,
     glimpse_boxes,
+    look,
     mass_on_object,
     patchify,
+    policy_gradient_variance,
+    ram_loss,
     reinforce,
     spatial_attention,
     train_on_scenes,
@@ -79,8 +82,9 @@ def test_target_cells_hold_the_object(scenes):
 def test_where_answers_the_quarter_of_the_object(scenes):
     where = make_scenes(40, seed=3, ask="where")
     assert torch.equal(where.images, scenes.images) and where.question_text(0).startswith("where is the")
-    centre = where.corners[torch.arange(40), where.target] + OBJECT / 2  # (N, 2)
-    assert torch.equal(where.answer, 2 * (centre[:, 0] > 12).long() + (centre[:, 1] > 12).long())
+    pixels = where.object_pixels().float()  # (N, 24, 24): the quarter holding most of the object's pixels
+    quarters = pixels.view(40, 2, 12, 2, 12).sum(dim=(2, 4)).flatten(1)  # (N, 4): TL, TR, BL, BR
+    assert torch.equal(where.answer, quarters.argmax(1))
     assert where[3:5].ask == "where" and len(where[3:5]) == 2
     assert scenes.answer_text(0) in SHAPES and COLOURS[int(scenes.question[0])] in scenes.question_text(0)
     for s in (scenes, where):
@@ -96,7 +100,7 @@ def test_held_out_layouts_never_occur_in_training():
         return {tuple(torch.cat([s.colours[i], s.shapes[i], s.corners[i].flatten()]).tolist()) for i in range(len(s))}
 
     assert len(test) == 200 and not key(train) & key(test)
-    small_train, small_test = scene_splits(300, 200, seed=0, size=8, objects=1)  # 12 layouts: repeats are dropped
+    small_train, small_test = scene_splits(300, 200, seed=0, size=8, objects=1)  # 96 layouts: repeats are dropped
     assert len(small_test) < 200 and not key(small_train) & key(small_test)
 
 
@@ -190,7 +194,7 @@ def test_reinforce_estimates_the_gradient_of_the_expected_reward():
     assert exact[1] > 0 and -grad[1] > 0  # the rewarded action's probability goes up
 
 
-def test_ram_looks_at_places_on_the_grid_and_learns_through_its_policy(scenes):
+def test_ram_looks_at_places_on_the_grid(scenes):
     with seeded(0):
         model = RecurrentAttention(RAMConfig(glimpses=3))
     out = model(scenes.images[:5], scenes.question[:5])  # training mode: sampled
@@ -206,6 +210,37 @@ def test_ram_looks_at_places_on_the_grid_and_learns_through_its_policy(scenes):
     close(first.locations[:, 0], torch.stack([centres[chosen // 6], centres[chosen % 6]], 1))
 
 
+def test_ram_loss_trains_the_baseline_alone_with_its_squared_error(scenes):
+    with seeded(0):
+        model = RecurrentAttention(RAMConfig())
+    out = model(scenes.images[:8], scenes.question[:8])
+    reward = (out.logits.argmax(-1) == scenes.answer[:8]).float()
+    error = F.mse_loss(out.baselines, reward[:, None].expand_as(out.baselines))
+    core = torch.autograd.grad(error, model.core.weight_hh, allow_unused=True, retain_graph=True)[0]
+    assert core is None  # the baseline reads a detached state
+    (own,) = torch.autograd.grad(error, model.baseline.weight, retain_graph=True)
+    (total,) = torch.autograd.grad(ram_loss(out, scenes.answer[:8]), model.baseline.weight)
+    close(total, own)  # REINFORCE's advantage is detached: only the squared error trains the baseline
+    with pytest.raises(ValueError, match="answer must be"):
+        ram_loss(out, scenes.answer[:8].float())
+
+
+def test_the_gradients_variance_and_what_a_model_looked_at(scenes):
+    with seeded(0):
+        model = RecurrentAttention(RAMConfig())
+    with_baseline = policy_gradient_variance(model, scenes, 4, seed=0, batch_size=8)
+    assert with_baseline > 0 and with_baseline == policy_gradient_variance(model, scenes, 4, seed=0, batch_size=8)
+    with pytest.raises(ValueError, match="at least 2"):
+        policy_gradient_variance(model, scenes, 1, seed=0)
+    hard = look(model, scenes.images[0], int(scenes.question[0]))
+    assert hard.attention.shape == (6, 6) and hard.boxes.shape == (2, 2, 4) and 0 <= hard.answer < 4
+    soft = look(SoftAttentionNet(SpatialConfig()), scenes.images[0], 2)
+    vit = look(ViT(ViTConfig(d_model=16, num_heads=2, d_ff=32)), scenes.images[0], 2)
+    for seen in (hard, soft, vit):
+        close(seen.attention.sum(), torch.tensor(1.0))
+    assert soft.boxes is None and vit.boxes is None
+
+
 # --- the Vision Transformer and rollout ----------------------------------------------------------------------
 
 
@@ -213,6 +248,10 @@ def test_vit_encoder_matches_torch_transformer_encoder(scenes):
     config = ViTConfig(d_model=16, num_heads=2, d_ff=32, num_layers=2)
     with seeded(0):
         model = ViT(config)
+    with torch.no_grad():  # not the initial gains of 1 and biases of 0: a norm copied to the wrong place shows
+        for name, p in model.named_parameters():
+            if "norm" in name or name == "cls":
+                p.add_(0.1 * randn(*p.shape, seed=len(name)))
     reference = nn.TransformerEncoder(
         nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True, norm_first=True),
         num_layers=2, norm=nn.LayerNorm(16), enable_nested_tensor=False,
@@ -305,6 +344,8 @@ def test_training_lowers_the_loss_and_stops_at_a_goal():
         (lambda: ViT(ViTConfig())(torch.zeros(2, 1, 24, 24), torch.zeros(2, dtype=torch.long)), "3 channels"),
         (lambda: SoftAttentionNet(SpatialConfig())(torch.zeros(1, 3, 24, 24), torch.tensor([6])), "6 questions"),
         (lambda: RecurrentAttention(RAMConfig(grid=0)), "grid must be a positive int"),
+        (lambda: RecurrentAttention(RAMConfig(grid=5)), "grid=5 must divide image_size=24"),
+        (lambda: scene_splits(5, 0, 0), "test must be a positive int"),
         (lambda: reinforce(torch.zeros(2, 3), torch.zeros(3), torch.zeros(2, 3)), "rewards (B,)"),
         (lambda: mass_on_object(torch.zeros(2, 6, 6), make_scenes(3, 0)), "N = 3 scenes"),
         (lambda: train_on_scenes(PooledNet(SpatialConfig()), make_scenes(3, 0), 1, seed=0, goal=0.5), "held_out"),

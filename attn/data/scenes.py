@@ -107,12 +107,18 @@ class Scenes:
 
 
 def _layout(rng: np.random.Generator, size: int, objects: int) -> np.ndarray:
-    """``(objects, 2)`` top-left corners of 7 x 7 boxes, at least one pixel apart (rejection sampling)."""
+    """``(objects, 2)`` top-left corners of 7 x 7 boxes, at least one pixel apart (rejection sampling; the boxes
+    placed first can leave no room for the next, so after 1,000 misses the layout starts again)."""
     corners: list[tuple[int, int]] = []
+    misses = 0
     while len(corners) < objects:
         r, c = (int(v) for v in rng.integers(0, size - OBJECT + 1, 2))
         if all(abs(r - r2) > OBJECT or abs(c - c2) > OBJECT for r2, c2 in corners):
             corners.append((r, c))
+        else:
+            misses += 1
+            if misses == 1_000:
+                corners, misses = [], 0
     return np.array(corners)
 
 
@@ -166,8 +172,10 @@ def make_scenes(n: int, seed: int, *, size: int = 24, objects: int = 3, ask: str
 
 
 def _layouts(scenes: Scenes) -> list[bytes]:
-    """One key per scene: its objects' colours, shapes and places."""
-    keys = torch.cat([scenes.colours, scenes.shapes, scenes.corners.flatten(1)], dim=1).numpy()
+    """One key per scene: its objects' colours, shapes and places, in the order of their colours."""
+    order = scenes.colours.argsort(dim=1)  # (N, K): the same scene listed in another order gets the same key
+    shapes, corners = scenes.shapes.gather(1, order), scenes.corners.gather(1, order[..., None].expand(-1, -1, 2))
+    keys = torch.cat([scenes.colours.gather(1, order), shapes, corners.flatten(1)], dim=1).numpy()
     return [row.tobytes() for row in keys]
 
 
@@ -177,6 +185,8 @@ def scene_splits(
     """``train`` scenes and ``test`` held-out scenes from one ``seed``; no held-out scene repeats the layout (the
     colours, shapes and places of its objects) of a training scene (so, in the rare case of a repeat, there are
     fewer than ``test``)."""
+    check_positive_int("train", train)
+    check_positive_int("test", test)
     training = make_scenes(train, seed, size=size, objects=objects, ask=ask)
     held_out = make_scenes(test, seed + 1_000_003, size=size, objects=objects, ask=ask)
     seen = set(_layouts(training))

@@ -33,7 +33,7 @@ def glimpse(images: torch.Tensor, locations: torch.Tensor, size: int, scales: in
     crops = []
     for k in range(scales):
         width = size * 2**k  # pixels on a side at this scale
-        theta = torch.zeros(B, 2, 3, dtype=images.dtype)
+        theta = torch.zeros(B, 2, 3, dtype=images.dtype, device=images.device)
         theta[:, 0, 0], theta[:, 1, 1] = width / W, width / H  # the crop's half-extent, in [-1, 1] units
         theta[:, 0, 2], theta[:, 1, 2] = locations[:, 1], locations[:, 0]  # its centre: x = column, y = row
         grid = F.affine_grid(theta, [B, C, width, width], align_corners=False)  # (B, width, width, 2)
@@ -51,7 +51,7 @@ def glimpse_boxes(locations: torch.Tensor, image_size: int, size: int, scales: i
     image_size = check_positive_int("image_size", image_size)
     size, scales = check_positive_int("size", size), check_positive_int("scales", scales)
     centre = (locations + 1) * image_size / 2  # (..., 2) in pixels
-    widths = torch.tensor([size * 2**k for k in range(scales)], dtype=locations.dtype)  # (scales,)
+    widths = torch.tensor([size * 2**k for k in range(scales)], dtype=locations.dtype, device=locations.device)
     corner = centre[..., None, :] - widths[:, None] / 2  # (..., scales, 2)
     side = widths[:, None].expand(scales, 2).expand(*corner.shape)
     return torch.cat([corner, side], dim=-1)  # (..., scales, 4)

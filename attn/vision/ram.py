@@ -6,7 +6,9 @@ places, each scored by Bahdanau's additive score of the state against what the p
 down to ``grid x grid``) shows there: the scores of soft attention, sampled instead of averaged (Xu et al. 2015's
 "hard" attention). Sampling is not differentiable, so the policy is trained by REINFORCE (Williams 1992): raise
 the log-probability of the places it chose in proportion to how much better the reward (1 for a right answer) was
-than a learned baseline. The glimpse network, the core and the classifier are trained by backpropagation.
+than a learned baseline. The classifier, the core and the glimpse network are trained by backpropagation, and the
+REINFORCE term reaches them too, through the state the policy reads (eq. 2 of Mnih et al. covers all parameters);
+only the baseline reads a detached state, so that its squared error trains it alone.
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ class RecurrentAttention(nn.Module):
             "d_attention",
         ):
             check_positive_int(name, getattr(config, name))
+        if config.image_size % config.grid:
+            raise ValueError(f"grid={config.grid} must divide image_size={config.image_size}: one place per cell")
         n, sensed = config.hidden, config.scales * config.channels * config.glimpse**2
         self.what = nn.Linear(sensed, n)  # h_g: the glimpse's content
         self.where = nn.Linear(2, n)  # h_l: where it was taken
@@ -141,6 +145,10 @@ def reinforce(log_probs: torch.Tensor, rewards: torch.Tensor, baselines: torch.T
 def ram_loss(output: RAMOutput, answer: torch.Tensor) -> torch.Tensor:
     """The hybrid loss: cross-entropy for the classifier and core, REINFORCE for the policy with reward 1 for a
     right answer, and the baseline's squared error (Mnih et al. 2014, §3.3)."""
+    B = output.logits.shape[0]
+    if not isinstance(answer, torch.Tensor) or answer.shape != (B,) or answer.dtype != torch.int64:
+        got = f"{answer.dtype} {_shape(answer)}" if isinstance(answer, torch.Tensor) else type(answer).__name__
+        raise ValueError(f"answer must be ({B},) int64 class ids, got {got}")
     reward = (output.logits.argmax(-1) == answer).to(output.logits.dtype)  # (B,)
     baseline_error = F.mse_loss(output.baselines, reward[:, None].expand_as(output.baselines))
     return (

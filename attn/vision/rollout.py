@@ -29,7 +29,7 @@ def attention_rollout(attentions: Sequence[torch.Tensor]) -> torch.Tensor:
             raise ValueError(f"attentions[{i}] must be (B, H, T, T) like the others ({shape}), got {_shape(A)}")
         shape = A.shape
     B, H, T, _ = shape
-    identity = torch.eye(T, dtype=attentions[0].dtype)
+    identity = torch.eye(T, dtype=attentions[0].dtype, device=attentions[0].device)
     rollout = identity.expand(B, T, T)
     for A in attentions:
         A = 0.5 * A.mean(dim=1) + 0.5 * identity  # (B, T, T): heads averaged, the residual added

@@ -102,7 +102,8 @@ class SoftAttentionNet(_GridModel):
     """CNN grid -> the question attends over its cells -> the read vector and the question -> an MLP -> a shape.
 
     Each cell's key is made from its own 4 x 4 pixels only (a linear patch embedding), its value by the CNN, which
-    sees 9 x 9: where to look is decided by what is in the cell, what is read there by its neighbourhood."""
+    sees 9 x 9 pixels around it (reaching 4 pixels up and left of the cell, 1 down and right): where to look is
+    decided by what is in the cell, what is read there by its neighbourhood."""
 
     def __init__(self, config: SpatialConfig):
         super().__init__(config)
@@ -126,6 +127,6 @@ class PooledNet(_GridModel):
         """images ``(B, C, S, S)``, question ``(B,)`` -> logits ``(B, classes)``, uniform weights ``(B, S/4, S/4)``."""
         grid, q = self._features(images, question)
         B, d, G_h, G_w = grid.shape
-        uniform = torch.full((B, G_h, G_w), 1.0 / (G_h * G_w))
+        uniform = grid.new_full((B, G_h, G_w), 1.0 / (G_h * G_w))
         z = grid.mean(dim=(2, 3))  # (B, d)
         return SpatialOutput(self.classifier(torch.cat([z, q], dim=-1)), uniform)

@@ -32,7 +32,7 @@ def scene_loss(model: nn.Module, scenes: Scenes) -> torch.Tensor:
 
 @torch.no_grad()
 def accuracy(model: nn.Module, scenes: Scenes, batch_size: int = 500) -> float:
-    """The share of ``scenes`` answered right (eval mode: the hard model looks at its policy's mean)."""
+    """The share of ``scenes`` answered right (eval mode: the hard model looks at its policy's most likely place)."""
     training = model.training
     model.eval()
     right = 0
@@ -95,9 +95,14 @@ def _done(goal: float | None, budget: float | None, record: dict) -> bool:
 def policy_gradient_variance(
     model: RecurrentAttention, scenes: Scenes, batches: int, *, seed: int, batch_size: int = 64, baseline: bool = True
 ) -> float:
-    """How noisy REINFORCE is: the total variance (trace of the covariance) of the policy's gradient estimated on
-    ``batches`` random batches of ``scenes``, with the learned baseline or with none (b = 0)."""
-    check_positive_int("batches", batches)
+    """How noisy REINFORCE is: the total variance (trace of the unbiased covariance) of the REINFORCE gradient for
+    the policy's own parameters (``W_h``, ``W_p``, ``v``), estimated on ``batches`` >= 2 random batches of ``scenes``,
+    with the learned baseline or with none (b = 0)."""
+    if not isinstance(model, RecurrentAttention):
+        raise ValueError(f"model must be a RecurrentAttention (the one with a policy), got {type(model).__name__}")
+    if check_positive_int("batches", batches) < 2:
+        raise ValueError(f"batches must be at least 2 to measure a variance, got {batches}")
+    check_positive_int("batch_size", batch_size)
     rng = np.random.default_rng(seed)
     params = [model.W_h, model.W_p, model.v]
     estimates = []
@@ -113,7 +118,7 @@ def policy_gradient_variance(
             estimates.append(torch.cat([g.flatten() for g in grads]))
     model.train(training)
     g = torch.stack(estimates)  # (batches, parameters)
-    return float(((g - g.mean(0)) ** 2).sum(1).mean())
+    return float(((g - g.mean(0)) ** 2).sum() / (batches - 1))
 
 
 @dataclass
@@ -132,7 +137,7 @@ def look(model: nn.Module, image: torch.Tensor, question: int) -> Look:
     """Ask ``model`` (eval mode) question id ``question`` about one ``image (C, S, S)``."""
     training = model.training
     model.eval()
-    out = model(image[None], torch.tensor([question]))
+    out = model(image[None], torch.tensor([question], device=image.device))
     model.train(training)
     answer = int(out.logits.argmax(-1))
     if isinstance(out, RAMOutput):

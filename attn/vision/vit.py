@@ -1,6 +1,7 @@
 """The Vision Transformer (Dosovitskiy et al. 2021): an image as a sequence of patches, read by the book's encoder.
 
-``z_0 = [x_class; x_p^1 E; ...; x_p^N E] + E_pos`` (eq. 1), then the encoder of chapter 8 (pre-LN, eqs. 2-3), and
+``z_0 = [x_class; x_p^1 E; ...; x_p^N E] + E_pos`` (eq. 1), then the encoder of chapter 8 (pre-LN, eqs. 2-3, with
+the book's ReLU feed-forward where the paper uses GELU), and
 the class token's final vector is classified (eq. 4). Here the class token also carries the question (its
 embedding is added to it), so one token both asks and answers. With ``stem="conv"`` a small convolutional stem
 replaces the linear patch embedding: the hybrid of convolution and attention (the CoAtNet idea, Dai et al. 2021).

@@ -74,6 +74,8 @@ def scene_grid(
     if images.dim() != 4 or len(images) == 0:
         raise ValueError(f"images must be (N, C, H, W) with N >= 1, got {tuple(images.shape)}")
     N = len(images)
+    if isinstance(cols, bool) or not isinstance(cols, int) or cols < 1:
+        raise ValueError(f"cols must be a positive int, got {cols!r}")
     for name, values in (("weights", weights), ("titles", titles), ("boxes", boxes)):
         if values is not None and len(values) != N:
             raise ValueError(f"{name} has {len(values)} entries but there are {N} images")

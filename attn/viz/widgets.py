@@ -371,6 +371,8 @@ def scene_panel(
     """
     if not isinstance(images, torch.Tensor) or images.dim() != 4 or len(images) == 0:
         raise ValueError(f"images must be a non-empty (N, C, H, W) tensor, got {getattr(images, 'shape', images)!r}")
+    if not questions or not answers:
+        raise ValueError("questions and answers must name at least one question and one answer")
     scene = widgets.IntSlider(value=0, min=0, max=len(images) - 1, description="scene", continuous_update=False)
     question = widgets.Dropdown(options=[(q, k) for k, q in enumerate(questions)], value=0, description="question",
                                 layout={"width": "60%"})  # fmt: skip

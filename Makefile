@@ -83,6 +83,7 @@ benchmarks: $(STAMP)
 	$(PY) benchmarks/alignment.py
 	$(PY) benchmarks/babi_table.py
 	$(PY) benchmarks/memory.py
+	$(PY) benchmarks/vision.py
 	$(PY) benchmarks/transformer.py
 	$(PY) benchmarks/pretrained.py
 	$(PY) benchmarks/viewer.py

@@ -36,13 +36,27 @@ def _resolve(dotted: str) -> object:
     raise ValueError(f"cannot import {dotted!r}")
 
 
+def _caller_globals() -> dict:
+    """The global namespace of the code that entered :func:`forbid` (a notebook's, in an autograder cell)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") in (__name__, "contextlib"):
+        frame = frame.f_back
+    return frame.f_globals if frame is not None else {}
+
+
 @contextmanager
 def forbid(*names: str) -> Iterator[None]:
     """Inside the block, calling any of the named functions (``"torch.softmax"``) fails the exercise.
 
-    For autograder cells of exercises that ask for a mechanism to be written from scratch.
+    For autograder cells of exercises that ask for a mechanism to be written from scratch. Each function is
+    replaced where it is defined and, in the namespace of the code that enters the block (the notebook's), under
+    any other name bound to it (``from attn import softmax``, ``sm = torch.softmax``), since a solution may call
+    it by that name. A function hidden elsewhere (a default argument, a closure, an attribute of an object) is not
+    found: what the autograder cell checks about the answer's behaviour remains the real test.
     """
     patched = []
+    namespace = _caller_globals()
+    aliased = []
     try:
         for name in names:
             owner_name, attr = name.rsplit(".", 1)
@@ -52,10 +66,17 @@ def forbid(*names: str) -> Iterator[None]:
             def blocked(*args: object, _name: str = name, **kwargs: object) -> None:
                 raise AssertionError(f"{_name} is not allowed in this exercise: write it yourself")
 
-            patched.append((owner, attr, getattr(owner, attr), own))
+            original = getattr(owner, attr)
+            patched.append((owner, attr, original, own))
             setattr(owner, attr, blocked)
+            for key, value in list(namespace.items()):
+                if value is original:
+                    aliased.append((key, value))
+                    namespace[key] = blocked
         yield
     finally:
+        for key, value in reversed(aliased):
+            namespace[key] = value
         for owner, attr, original, own in reversed(patched):
             if own:
                 setattr(owner, attr, original)

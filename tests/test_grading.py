@@ -46,3 +46,35 @@ def test_forbid_blocks_ready_made_functions_and_restores_them():
     assert "softmax" not in vars(torch.Tensor) and attn.softmax is attn.functional.softmax
     with pytest.raises(ValueError, match="cannot import"), forbid("no_such_module.f"):
         pass
+
+
+def test_forbid_blocks_a_name_the_solution_bound_before_the_check():
+    """A notebook that imported the function (``from attn.vision import patchify``) or bound it to a name of its
+    own (``sm = torch.softmax``) before the autograder cell cannot call it through that name inside the block."""
+    namespace = {"__name__": "__main__"}
+    exec(
+        "import torch\n"
+        "from attn.vision import patchify\n"
+        "from attn.grading import forbid\n"
+        "sm = torch.softmax\n"
+        "def shortcut(x):\n"
+        "    return patchify(x, 2)\n"
+        "def other(x):\n"
+        "    return sm(x, 0)\n"
+        "x = torch.zeros(1, 3, 4, 4)\n"
+        "outcomes = []\n"
+        "cases = ((lambda: shortcut(x), 'attn.vision.patchify'), (lambda: other(x[0, 0, 0]), 'torch.softmax'))\n"
+        "for call, forbidden in cases:\n"
+        "    with forbid(forbidden):\n"
+        "        try:\n"
+        "            call()\n"
+        "            outcomes.append('passed')\n"
+        "        except AssertionError as error:\n"
+        "            outcomes.append(str(error))\n"
+        "after = (shortcut(x).shape, other(x[0, 0, 0]).shape)\n",
+        namespace,
+    )  # fmt: skip
+    assert [o.split(" is not")[0] for o in namespace["outcomes"]] == ["attn.vision.patchify", "torch.softmax"]
+    from attn.vision import patchify
+
+    assert namespace["patchify"] is patchify and namespace["after"][0] == (1, 4, 12)  # restored after the block

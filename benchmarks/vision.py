@@ -42,8 +42,7 @@ from attn.vision import (
     ViT,
     ViTConfig,
     accuracy,
-    attention_rollout,
-    class_token_map,
+    attention_map,
     mass_on_object,
     policy_gradient_variance,
     train_on_scenes,
@@ -66,14 +65,7 @@ TIMING = [  # (batch, image size, d_model, heads, layers)
 
 @torch.no_grad()
 def mass(model: nn.Module, scenes) -> float:
-    out = model(scenes.images, scenes.question)
-    if hasattr(out, "policy"):
-        grid = out.policy[:, -1]
-    elif isinstance(model, ViT):
-        grid = class_token_map(attention_rollout(out.attention), model.grid)
-    else:
-        grid = out.attention
-    return mass_on_object(grid, scenes).mean().item()
+    return mass_on_object(attention_map(model, model(scenes.images, scenes.question)), scenes).mean().item()
 
 
 def goals_table(seeds: list[int], budget: float, n_train: int) -> list[tuple]:

@@ -8,6 +8,7 @@ from attn.vision.spatial import PooledNet, SoftAttentionNet, SpatialConfig, Spat
 from attn.vision.train import (
     Look,
     accuracy,
+    attention_map,
     look,
     mass_on_object,
     policy_gradient_variance,
@@ -32,6 +33,7 @@ __all__ = [
     "ViTConfig",
     "ViTOutput",
     "accuracy",
+    "attention_map",
     "attention_rollout",
     "class_token_map",
     "glimpse",

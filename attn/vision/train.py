@@ -19,7 +19,16 @@ from attn.vision.ram import RAMOutput, RecurrentAttention, ram_loss, reinforce
 from attn.vision.rollout import attention_rollout, class_token_map
 from attn.vision.vit import ViTOutput
 
-__all__ = ["Look", "look", "scene_loss", "train_on_scenes", "accuracy", "mass_on_object", "policy_gradient_variance"]
+__all__ = [
+    "Look",
+    "attention_map",
+    "look",
+    "scene_loss",
+    "train_on_scenes",
+    "accuracy",
+    "mass_on_object",
+    "policy_gradient_variance",
+]
 
 
 def scene_loss(model: nn.Module, scenes: Scenes) -> torch.Tensor:
@@ -140,10 +149,18 @@ def look(model: nn.Module, image: torch.Tensor, question: int) -> Look:
     out = model(image[None], torch.tensor([question], device=image.device))
     model.train(training)
     answer = int(out.logits.argmax(-1))
+    boxes = None
     if isinstance(out, RAMOutput):
         c = model.config
         boxes = glimpse_boxes(out.locations[0], c.image_size, c.glimpse, c.scales)
-        return Look(answer, out.policy[0, -1], boxes)
+    return Look(answer, attention_map(model, out)[0], boxes)
+
+
+def attention_map(model: nn.Module, out: object) -> torch.Tensor:
+    """``(B, G, G)``: where a model's output says it looked. The soft map; the hard model's policy at its last
+    glimpse; a ViT's rollout from the class token."""
+    if isinstance(out, RAMOutput):
+        return out.policy[:, -1]
     if isinstance(out, ViTOutput):
-        return Look(answer, class_token_map(attention_rollout(out.attention), model.grid)[0])
-    return Look(answer, out.attention[0])
+        return class_token_map(attention_rollout(out.attention), model.grid)
+    return out.attention

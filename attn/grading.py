@@ -12,15 +12,20 @@ with ``raise NotImplementedError()`` and clears all outputs, so every autograder
 from __future__ import annotations
 
 import argparse
+import ast
+import builtins
+import functools
 import importlib
+import inspect
 import sys
-from collections.abc import Iterator
+import textwrap
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
 
-__all__ = ["forbid", "student_version", "write_assignments", "grade_cells"]
+__all__ = ["forbid", "check_written", "student_version", "write_assignments", "grade_cells"]
 
 
 def _resolve(dotted: str) -> object:
@@ -44,40 +49,192 @@ def _caller_globals() -> dict:
     return frame.f_globals if frame is not None else {}
 
 
-@contextmanager
-def forbid(*names: str) -> Iterator[None]:
-    """Inside the block, calling any of the named functions (``"torch.softmax"``) fails the exercise.
+# Names that look a function up at run time, past any check of the code as written.
+_DYNAMIC = frozenset({"getattr", "eval", "exec", "compile", "__import__", "globals", "vars", "locals",
+                      "import_module", "__dict__", "__getattribute__", "__builtins__", "__globals__"})  # fmt: skip
 
-    For autograder cells of exercises that ask for a mechanism to be written from scratch. Each function is
-    replaced where it is defined and, in the namespace of the code that enters the block (the notebook's), under
-    any other name bound to it (``from attn import softmax``, ``sm = torch.softmax``), since a solution may call
-    it by that name. A function hidden elsewhere (a default argument, a closure, an attribute of an object) is not
-    found: what the autograder cell checks about the answer's behaviour remains the real test.
-    """
-    patched = []
-    namespace = _caller_globals()
-    aliased = []
-    try:
+
+class _Forbidden:
+    """The functions an exercise forbids: their objects, and method names (``torch.Tensor.softmax``)."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.by_id: dict[int, str] = {}
+        self.methods: dict[str, str] = {}
         for name in names:
             owner_name, attr = name.rsplit(".", 1)
             owner = _resolve(owner_name)
-            own = not isinstance(owner, type) or attr in vars(owner)  # a class may inherit it
+            self.by_id[id(getattr(owner, attr))] = name
+            if isinstance(owner, type):
+                self.methods[attr] = name
 
-            def blocked(*args: object, _name: str = name, **kwargs: object) -> None:
-                raise AssertionError(f"{_name} is not allowed in this exercise: write it yourself")
+    def name_of(self, obj: object) -> str | None:
+        found = self.by_id.get(id(obj))
+        if found is None and isinstance(obj, functools.partial):
+            found = self.by_id.get(id(obj.func))
+        return found
 
-            original = getattr(owner, attr)
-            patched.append((owner, attr, original, own))
-            setattr(owner, attr, blocked)
-            for key, value in list(namespace.items()):
-                if value is original:
-                    aliased.append((key, value))
-                    namespace[key] = blocked
+
+def _source_tree(fn: Callable) -> ast.AST:
+    try:
+        source = inspect.getsource(fn)
+        return ast.parse(textwrap.dedent(source))
+    except (OSError, TypeError, SyntaxError) as error:
+        raise AssertionError(f"cannot read the code of {fn!r}: write it as a function in a notebook cell") from error
+
+
+def _bound_locally(tree: ast.AST) -> set[str]:
+    """Names the code binds itself (parameters, assignments, loop variables, imports, nested functions)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+    return names
+
+
+def _chain(node: ast.AST) -> list[str] | None:
+    """``a.b.c`` as ``["a", "b", "c"]``; None if the chain does not start at a name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id, *reversed(parts)]
+
+
+def _lookup(scope: list[dict], chain: list[str]) -> list[object]:
+    """Every object along ``chain`` that can be found without running the function."""
+    for namespace in scope:
+        if chain[0] in namespace:
+            obj = namespace[chain[0]]
+            break
+    else:
+        return []
+    found = [obj]
+    for attr in chain[1:]:
+        try:
+            obj = inspect.getattr_static(obj, attr) if isinstance(obj, type) else getattr(obj, attr)
+        except AttributeError:
+            break
+        found.append(obj)
+    return found
+
+
+def _uses(fn: Callable, forbidden: _Forbidden, seen: set[int]) -> list[str]:
+    """What ``fn`` (and every notebook function it calls) uses of the forbidden functions: one line each."""
+    if id(fn) in seen or not inspect.isfunction(fn):
+        return []
+    seen.add(id(fn))
+    tree = _source_tree(fn)
+    line0 = fn.__code__.co_firstlineno - 1
+    where = f"{fn.__name__}"
+    closure = dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ()), strict=True))
+    local = _bound_locally(tree) - set(closure)
+    scope = [closure, fn.__globals__, vars(builtins)]
+    problems = []
+    defaults = [*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()]
+    for value in defaults:
+        if (name := forbidden.name_of(value)) is not None:
+            problems.append(f"{where} takes {name} as a default argument")
+    for node in ast.walk(tree):
+        line = f"line {line0 + getattr(node, 'lineno', 1)}"
+        if isinstance(node, ast.Name | ast.Attribute) and not isinstance(getattr(node, "ctx", None), ast.Store):
+            label = node.id if isinstance(node, ast.Name) else node.attr
+            if label in _DYNAMIC:
+                problems.append(f"{where} looks names up at run time ({label}, {line}): call functions directly")
+                continue
+            if isinstance(node, ast.Attribute) and node.attr in forbidden.methods:
+                problems.append(f"{where} calls {forbidden.methods[node.attr]} (.{node.attr}, {line})")
+                continue
+            chain = _chain(node)
+            if chain is None or chain[0] in local:
+                continue
+            for obj in _lookup(scope, chain):
+                if (name := forbidden.name_of(obj)) is not None:
+                    problems.append(f"{where} uses {name} (as {'.'.join(chain)}, {line})")
+                    break
+                if inspect.isfunction(obj) and obj.__globals__ is fn.__globals__:
+                    problems += _uses(obj, forbidden, seen)  # a helper written in the notebook
+                elif isinstance(obj, type) and obj.__module__ == fn.__module__:
+                    for method in vars(obj).values():  # a class written in the notebook
+                        if inspect.isfunction(method) and method.__globals__ is fn.__globals__:
+                            problems += _uses(method, forbidden, seen)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                try:
+                    obj = _resolve(f"{node.module}.{alias.name}")
+                except (ValueError, AttributeError):
+                    continue
+                if (name := forbidden.name_of(obj)) is not None:
+                    problems.append(f"{where} imports {name} ({line})")
+    return list(dict.fromkeys(problems))
+
+
+def check_written(solution: Callable, *names: str) -> None:
+    """Fail (``AssertionError``) if the code of ``solution`` uses any of the named functions.
+
+    Reads the function's source as written (its syntax tree) and resolves every name it uses in the notebook's
+    namespace, so an alias bound in any cell (``sm = torch.softmax``, ``from attn import attend as a``), a
+    default argument, a closure, an import inside the function, a method call (``x.softmax(-1)``) and a helper
+    the notebook defines are all found. Run-time lookups (``getattr``, ``eval``, ``__dict__``) are refused.
+    """
+    forbidden = _Forbidden(names)
+    if not inspect.isfunction(solution):
+        name = forbidden.name_of(solution)
+        what = f"is {name}" if name else f"is {type(solution).__name__} {solution!r}, not a function written here"
+        raise AssertionError(f"the solution {what}: this exercise asks you to write it yourself")
+    problems = _uses(solution, forbidden, set())
+    if problems:
+        listed = "; ".join(problems)
+        raise AssertionError(f"{listed}: this exercise asks you to write it yourself")
+
+
+@contextmanager
+def forbid(*names: str, solution: Callable) -> Iterator[None]:
+    """Check that ``solution`` is written without the named functions, then block them inside the block.
+
+    For autograder cells of exercises that ask for a mechanism to be written from scratch. First
+    :func:`check_written` reads the solution's code. Then, inside the block, each function is replaced wherever
+    ``attn`` or the notebook binds it, so calling it through a library function that was not named fails too.
+    What the autograder cell checks of the answer's behaviour remains the real test of the idea.
+    """
+    check_written(solution, *names)
+    namespace = _caller_globals()
+    originals = {}
+    for name in names:
+        owner_name, attr = name.rsplit(".", 1)
+        originals[name] = (_resolve(owner_name), attr)
+    places = []  # (owner, attribute, original, owner defines it itself)
+    for name, (owner, attr) in originals.items():
+        places.append((owner, attr, getattr(owner, attr), not isinstance(owner, type) or attr in vars(owner), name))
+    targets = {id(original): name for _, _, original, _, name in places}
+    for module_name, module in list(sys.modules.items()):
+        if module_name == "attn" or module_name.startswith("attn."):
+            for attr, value in list(vars(module).items()):
+                if id(value) in targets and not any(o is module and a == attr for o, a, *_ in places):
+                    places.append((module, attr, value, True, targets[id(value)]))
+    aliased = [(key, value) for key, value in namespace.items() if id(value) in targets]
+
+    def blocker(name: str) -> Callable:
+        def blocked(*args: object, **kwargs: object) -> None:
+            raise AssertionError(f"{name} is not allowed in this exercise: write it yourself")
+
+        return blocked
+
+    try:
+        for owner, attr, _, _, name in places:
+            setattr(owner, attr, blocker(name))
+        for key, value in aliased:
+            namespace[key] = blocker(targets[id(value)])
         yield
     finally:
-        for key, value in reversed(aliased):
+        for key, value in aliased:
             namespace[key] = value
-        for owner, attr, original, own in reversed(patched):
+        for owner, attr, original, own, _ in reversed(places):
             if own:
                 setattr(owner, attr, original)
             else:

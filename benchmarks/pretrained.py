@@ -21,7 +21,7 @@ subprocess reports:
   the imports), and max RSS MiB: the subprocess's whole peak (``getrusage``), Python and torch included.
 
 Prints the table, whether the goal is met, the largest difference between the two libraries' embeddings and
-(not with ``--quick``) the time to execute chapter 10 from a fresh kernel.
+(not with ``--quick``) the time to execute chapter 11 from a fresh kernel.
 The sentences (100; 20 with ``--quick``) are real English sentences of different lengths and sentences of the
 book's translation corpus joined in ones, twos and threes, all made deterministically.
 
@@ -264,8 +264,8 @@ def main() -> None:
         diff = float((vectors["attn"] - vectors[variant]).abs().max())
         print(f"same embeddings: max |attn - {name}| = {diff:.2e}")
     if not args.quick:
-        path = ROOT / "notebooks" / "10_bert_gpt.ipynb"
-        print(f"\ntime to execute chapter 10 from a fresh kernel: {time_notebook(path):.1f} s (goal: at most 120 s)")
+        path = ROOT / "notebooks" / "11_pretrained.ipynb"
+        print(f"\ntime to execute chapter 11 from a fresh kernel: {time_notebook(path):.1f} s (goal: at most 120 s)")
 
 
 if __name__ == "__main__":

@@ -20,11 +20,11 @@ NOT_COMPARED = {"image/png", "image/jpeg", WIDGET}  # what nbval leaves out (ima
 
 
 def _model_missing() -> str | None:
-    """Why the pretrained model of chapter 10 cannot be used here, or None when it is installed."""
+    """Why the pretrained model of chapter 11 cannot be used here, or None when it is installed."""
     try:
         model_dir()
     except ModelNotInstalledError as error:
-        return f"chapter 10's pretrained model is not installed: {error}"
+        return f"chapter 11's pretrained model is not installed: {error}"
     return None
 
 

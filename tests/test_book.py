@@ -4,7 +4,8 @@
 def test_book_builds_with_warnings_as_errors(built_book):
     html = built_book
     chapters = ("01_softmax", "02_alignment", "03_memory_networks", "04_memory_that_writes", "05_self_attention",
-                "06_multi_head", "07_positions", "08_transformer", "09_images", "10_bert_gpt")  # fmt: skip
+                "06_multi_head", "07_positions", "08_transformer", "09_images", "10_pretraining",
+                "11_pretrained")  # fmt: skip
     pages = ("index.html", "book/intro.html", "book/instructors.html", *(f"notebooks/{c}.html" for c in chapters))
     for page in pages:
         assert (html / page).is_file(), page
@@ -24,7 +25,8 @@ def test_book_builds_with_warnings_as_errors(built_book):
         ("07_positions", "Positions", "Gehring"),
         ("08_transformer", "The Transformer", "Xiong"),
         ("09_images", "Attention for images", "Dosovitskiy"),
-        ("10_bert_gpt", "BERT and GPT", "Olsson"),
+        ("10_pretraining", "Pretraining objectives: GPT and BERT", "Devlin"),
+        ("11_pretrained", "Inside a pretrained model", "Olsson"),
     ]:
         text = (html / f"notebooks/{page}.html").read_text()
         assert title in text and cited in text, page

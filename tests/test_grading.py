@@ -1,5 +1,8 @@
+import textwrap
+
 import nbformat
 import pytest
+import torch
 from notebook_utils import NOTEBOOKS
 
 from attn.grading import main, write_assignments
@@ -27,6 +30,11 @@ def test_assignments_refuse_to_write_into_the_source(tmp_path):
         write_assignments(NOTEBOOKS[0].parent, NOTEBOOKS[0].parent)
 
 
+def written_from_the_idea(x):
+    e = torch.exp(x - x.max())
+    return e / e.sum()
+
+
 def test_forbid_blocks_ready_made_functions_and_restores_them():
     import torch
 
@@ -35,7 +43,7 @@ def test_forbid_blocks_ready_made_functions_and_restores_them():
 
     x = torch.tensor([1.0, 2.0])
     before = torch.softmax(x, 0)
-    with forbid("torch.softmax", "torch.Tensor.softmax", "attn.softmax"):
+    with forbid("torch.softmax", "torch.Tensor.softmax", "attn.softmax", solution=written_from_the_idea):
         with pytest.raises(AssertionError, match="torch.softmax is not allowed"):
             torch.softmax(x, 0)
         with pytest.raises(AssertionError, match="torch.Tensor.softmax is not allowed"):
@@ -44,14 +52,15 @@ def test_forbid_blocks_ready_made_functions_and_restores_them():
             attn.softmax(x)
     assert torch.equal(torch.softmax(x, 0), before) and torch.equal(x.softmax(0), before)
     assert "softmax" not in vars(torch.Tensor) and attn.softmax is attn.functional.softmax
-    with pytest.raises(ValueError, match="cannot import"), forbid("no_such_module.f"):
+    with pytest.raises(ValueError, match="cannot import"), forbid("no_such_module.f", solution=written_from_the_idea):
         pass
 
 
 def test_forbid_blocks_a_name_the_solution_bound_before_the_check():
     """A notebook that imported the function (``from attn.vision import patchify``) or bound it to a name of its
-    own (``sm = torch.softmax``) before the autograder cell cannot call it through that name inside the block."""
-    namespace = {"__name__": "__main__"}
+    own (``sm = torch.softmax``) before the autograder cell cannot call it through that name inside the block
+    (here at run time: the solution named is a harmless one, so only the block is tested)."""
+    namespace = {"__name__": "__main__", "harmless": written_from_the_idea}
     exec(
         "import torch\n"
         "from attn.vision import patchify\n"
@@ -65,7 +74,7 @@ def test_forbid_blocks_a_name_the_solution_bound_before_the_check():
         "outcomes = []\n"
         "cases = ((lambda: shortcut(x), 'attn.vision.patchify'), (lambda: other(x[0, 0, 0]), 'torch.softmax'))\n"
         "for call, forbidden in cases:\n"
-        "    with forbid(forbidden):\n"
+        "    with forbid(forbidden, solution=harmless):\n"
         "        try:\n"
         "            call()\n"
         "            outcomes.append('passed')\n"
@@ -78,3 +87,97 @@ def test_forbid_blocks_a_name_the_solution_bound_before_the_check():
     from attn.vision import patchify
 
     assert namespace["patchify"] is patchify and namespace["after"][0] == (1, 4, 12)  # restored after the block
+
+
+def notebook(tmp_path, *cells):
+    """Run cells as a notebook kernel would (one namespace, each cell's code readable by inspect)."""
+    namespace = {"__name__": "__main__"}
+    for i, cell in enumerate(cells):
+        path = tmp_path / f"cell{i}.py"
+        path.write_text(textwrap.dedent(cell))
+        exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace
+
+
+SOFTMAX = ("torch.softmax", "torch.nn.functional.softmax", "torch.Tensor.softmax", "attn.softmax")
+
+# Every way found to call the forbidden function from a solution (the cell before it, then the solution).
+SHORTCUTS = {
+    "from attn import ... as": ("from attn import softmax as sm", "def answer(x):\n    return sm(x)"),
+    "an alias bound in a cell": (
+        "import torch\n_softmax = torch.softmax",
+        "def answer(x):\n    return _softmax(x, -1)",
+    ),
+    "the module attribute": ("import torch.nn.functional as F", "def answer(x):\n    return F.softmax(x, -1)"),
+    "a method": ("", "def answer(x):\n    return x.softmax(-1)"),
+    "a default argument": ("import torch", "def answer(x, f=torch.softmax):\n    return f(x, -1)"),
+    "a closure": (
+        "import torch",
+        "def make():\n    f = torch.softmax\n    def answer(x):\n        return f(x, -1)\n"
+        "    return answer\nanswer = make()",
+    ),
+    "a helper": ("import attn\ndef helper(x):\n    return attn.softmax(x)", "def answer(x):\n    return helper(x) * 1"),
+    "a lambda": ("import attn\nhelper = lambda x: attn.softmax(x)", "def answer(x):\n    return helper(x)"),
+    "a class": (
+        "import torch\nclass Helper:\n    def go(self, x):\n        return torch.softmax(x, -1)",
+        "def answer(x):\n    return Helper().go(x)",
+    ),
+    "an import inside": ("", "def answer(x):\n    from torch import softmax\n    return softmax(x, -1)"),
+    "getattr": ("import torch", "def answer(x):\n    return getattr(torch, 'soft' + 'max')(x, -1)"),
+    "__dict__": ("import torch", "def answer(x):\n    return torch.__dict__['softmax'](x, -1)"),
+    "the function itself": ("import attn", "answer = attn.softmax"),
+    "a partial": (
+        "import functools, torch\nf = functools.partial(torch.softmax, dim=-1)",
+        "def answer(x):\n    return f(x)",
+    ),
+}
+
+
+@pytest.mark.parametrize("way", SHORTCUTS)
+def test_check_written_finds_the_forbidden_function_however_it_is_reached(tmp_path, way):
+    from attn.grading import check_written
+
+    before, solution = SHORTCUTS[way]
+    namespace = notebook(tmp_path, before, solution)
+    with pytest.raises(AssertionError, match="write it yourself"):
+        check_written(namespace["answer"], *SOFTMAX)
+
+
+def test_check_written_accepts_solutions_written_from_the_idea(tmp_path):
+    """Correct answers written in other ways than the book's, using torch's other functions, pass."""
+    from attn.grading import check_written, forbid
+
+    namespace = notebook(
+        tmp_path,
+        "import torch\nimport attn\nfrom attn.grading import forbid\nsoftmax_like = 3",
+        """
+        def stable_softmax(x, temperature=1.0):
+            z = x / temperature
+            z = z - z.max(dim=-1, keepdim=True).values  # a local may shadow nothing forbidden
+            e = torch.exp(z)
+            return e / e.sum(-1, keepdim=True)
+        """,
+        "import torch\nx = torch.tensor([[200.0, -200.0, 199.0]])\n"
+        "with forbid(*" + repr(SOFTMAX) + ", solution=stable_softmax):\n    y = stable_softmax(x, 0.3)",
+    )
+    check_written(namespace["stable_softmax"], *SOFTMAX)
+    expected = torch.softmax(namespace["x"].double() / 0.3, -1)
+    assert torch.allclose(namespace["y"].double(), expected, rtol=1e-4)
+    with pytest.raises(TypeError, match="solution"), forbid(*SOFTMAX):  # the solution must be named
+        pass
+
+
+def test_forbid_blocks_library_functions_that_call_the_forbidden_one(tmp_path):
+    """A solution may call a library function that was not named, but not to reach a forbidden one: attn.attend
+    calls attn.functional's softmax, which the block replaces."""
+    namespace = notebook(
+        tmp_path,
+        "import torch\nimport attn\nfrom attn.grading import forbid",
+        "def answer(e, H):\n    return attn.attend(e[None], H)[0][0]",
+        "outcome = None\ntry:\n    with forbid('attn.softmax', solution=answer):\n"
+        "        answer(torch.zeros(3), torch.eye(3))\nexcept AssertionError as error:\n    outcome = str(error)",
+    )
+    assert namespace["outcome"] == "attn.softmax is not allowed in this exercise: write it yourself"
+    import attn
+
+    assert attn.functional.softmax is attn.softmax and attn.softmax.__module__ == "attn.functional"

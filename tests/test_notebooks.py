@@ -17,6 +17,7 @@ import pytest
 import yaml
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from nbgrader.utils import determine_grade
 from notebook_utils import (
     IGNORE_OUTPUT,
     MODEL_MISSING,
@@ -28,11 +29,12 @@ from notebook_utils import (
     rows_sum_to_one,
     sanitize_patterns,
 )
+from submissions import ALSO_CORRECT, SHORTCUTS
 
 from attn.claims import SECOND_NUMERIC_PATH, recorded_claims
 from attn.grading import grade_cells, student_version
 
-MAX_NOTEBOOK_BYTES = 700_000  # chapter 10 embeds two bertviz views (155 KB of its 650 KB)
+MAX_NOTEBOOK_BYTES = 700_000  # the largest, chapter 11, embeds bertviz views and widget state (about 500 KB)
 CALLS_CLAIM = re.compile(r"^\s*claim\(|[^.\w]claim\(", re.MULTILINE)
 
 pytestmark = pytest.mark.skipif(not NOTEBOOKS, reason="no chapter notebooks")
@@ -149,27 +151,90 @@ def execute(nb, folder, env=None, allow_errors=True):
     return nb
 
 
+def exercises(nb):
+    """(solution cell, its autograder cell) pairs of a notebook, in order."""
+    pairs = []
+    for i, cell in enumerate(nb.cells):
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            pairs.append((cell, next(c for c in nb.cells[i + 1 :] if c.metadata.get("nbgrader", {}).get("grade"))))
+    return pairs
+
+
+def submit(nb, student):
+    """Append to the student version, after the whole chapter, each shortcut, each other right answer and the
+    book's own answer to every exercise, each followed by a copy of the exercise's autograder cell.
+
+    Returns ``(kind, grade_id, autograder cell copy)`` triples to score with nbgrader's ``determine_grade``."""
+    graded = []
+    for solution, grade in exercises(nb):
+        gid = solution.metadata.nbgrader["grade_id"]
+        submissions = [("shortcut", s) for s in SHORTCUTS.get(gid, [])]
+        submissions += [("also correct", s) for s in ALSO_CORRECT.get(gid, [])] + [("book", solution.source)]
+        for kind, source in submissions:
+            check = nbformat.from_dict({**grade, "outputs": [], "execution_count": None})
+            student.cells += [nbformat.v4.new_code_cell(source), check]
+            graded.append((kind, gid, check))
+    return graded
+
+
+def test_every_chapter_has_an_exercise_a_shortcut_cannot_pass(chapter):
+    """Each chapter has exercises whose autograder forbids the library's ready-made answer, a shortcut for each of
+    them is on file (tests/submissions.py) and every exercise on file exists."""
+    path, nb = chapter
+    ids = [s.metadata.nbgrader["grade_id"] for s, _ in exercises(nb)]
+    forbidding = [s.metadata.nbgrader["grade_id"] for s, g in exercises(nb) if "forbid(" in g.source]
+    assert forbidding, f"{path.name}: no exercise forbids a ready-made answer"
+    missing = set(forbidding) - set(SHORTCUTS)
+    assert not missing, f"{path.name}: no shortcut on file for {missing}"
+    for solution, grade in exercises(nb):
+        names = re.findall(r"^def (\w+)", solution.source, re.MULTILINE)
+        checked = any(f"solution={name}" in grade.source for name in names)
+        assert "forbid(" not in grade.source or checked, f"{path.name}: forbid(..., solution=) for one of {names}"
+    assert ids, path.name
+
+
+def test_every_submission_on_file_names_an_exercise():
+    ids = {s.metadata.nbgrader["grade_id"] for path in NOTEBOOKS for s, _ in exercises(nbformat.read(path, 4))}
+    assert set(SHORTCUTS) | set(ALSO_CORRECT) <= ids, (set(SHORTCUTS) | set(ALSO_CORRECT)) - ids
+
+
 def test_student_version_on_a_second_numeric_path(chapter):
     """The student version, executed with another CPU's kernels: every autograder cell fails with
     NotImplementedError and no other cell fails (every claim holds there too); every compared output equals the
-    committed one, as nbval would see it; every attention view keeps rows that sum to 1."""
+    committed one, as nbval would see it; every attention view keeps rows that sum to 1.
+
+    Then, in the same kernel, it is graded as nbgrader's autograde grades (``determine_grade``): the blank version
+    scores 0, every shortcut 0 (refused by the exercise's check, not by accident), every other right answer and the
+    book's answer full marks."""
     path, nb = chapter
-    if path.name == "10_bert_gpt.ipynb" and MODEL_MISSING:
+    if path.name == "11_pretrained.ipynb" and MODEL_MISSING:
         pytest.skip(MODEL_MISSING)
     student = student_version(nb)
     assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
     assert "### BEGIN SOLUTION" not in "".join(c.source for c in student.cells)
     assert len(student.cells) == len(nb.cells)
+    chapter_cells = len(student.cells)
     student.cells.append(nbformat.v4.new_code_cell("import torch\nprint(torch.backends.cpu.get_cpu_capability())"))
+    submitted = submit(nb, student)
     execute(student, path.parent, SECOND_NUMERIC_PATH)
-    assert student.cells[-1].outputs[0]["text"].strip() == "DEFAULT", "the second numeric path was not in effect"
+    assert student.cells[chapter_cells].outputs[0]["text"].strip() == "DEFAULT", (
+        "the second numeric path was not in effect"
+    )
     graded = {id(c) for c in grade_cells(student)}
-    for cell in grade_cells(student):
+    for cell in grade_cells(student)[: len(exercises(nb))]:
         errors = [o for o in cell.outputs if o.output_type == "error"]
         assert [e.ename for e in errors] == ["NotImplementedError"], (cell.metadata.nbgrader["grade_id"], errors)
+        assert determine_grade(cell)[0] == 0
+    for kind, gid, cell in submitted:
+        score, points = determine_grade(cell)
+        errors = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"]
+        if kind == "shortcut":
+            assert score == 0 and any("write it yourself" in e for e in errors), (gid, cell.outputs)
+        else:
+            assert score == points, f"{path.name} {gid}: {kind} answer scored {score}/{points}: {cell.outputs}"
     patterns = sanitize_patterns()
     compared = 0
-    for i, (committed, cell) in enumerate(zip(nb.cells, student.cells, strict=False)):
+    for i, (committed, cell) in enumerate(zip(nb.cells, student.cells[:chapter_cells], strict=True)):
         if cell.cell_type != "code" or id(cell) in graded:
             continue
         errors = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"]

@@ -149,7 +149,8 @@ def head_grid(
     L, (H, Tq, Tk) = len(maps), maps[0].shape
     _check_labels("y_tokens", y_tokens, Tq, "rows (queries)")
     _check_labels("x_tokens", x_tokens, Tk, "columns (keys)")
-    fig, axes = plt.subplots(L, H, figsize=(size * H + 0.8, size * L * max(0.6, Tq / Tk) + 0.8), squeeze=False)
+    fig, axes = plt.subplots(L, H, figsize=(size * H + 0.8, size * L * max(0.6, Tq / Tk) + 0.8), squeeze=False,
+                             layout="constrained")  # fmt: skip
     for layer in range(L):
         for head in range(H):
             ax = axes[layer][head]
@@ -160,10 +161,12 @@ def head_grid(
             ax.set_yticks(range(Tq), labels=list(y_tokens) if y_tokens is not None else range(Tq), fontsize=7)
             if head:
                 ax.set_yticklabels([])
+            if layer < L - 1:  # the same keys in every row: label them once, under the last row
+                ax.set_xticklabels([])
             ax.set_title(f"layer {layer + 1}, head {head + 1}" if L > 1 else f"head {head + 1}", fontsize=8)
     axes[-1][0].set_xlabel(xlabel)
     axes[-1][0].set_ylabel(ylabel)
-    fig.colorbar(image, ax=axes, fraction=0.02, pad=0.02)
+    fig.colorbar(image, ax=axes, fraction=0.02, pad=0.01)
     if title:
         fig.suptitle(title)
     return fig

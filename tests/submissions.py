@@ -34,9 +34,10 @@ SHORTCUTS = {
         "    return o[0], p[0]",
     ],
     "ex1-sharpen": ["from attn.memory import sharpen as s_\ndef my_sharpen(w, gamma):\n    return s_(w, gamma)"],
-    "ex2-allocation": ["def my_allocation(u, f=attn.memory.allocation):\n    return f(u)"],
+    "ex2-allocation": ["from attn.memory import allocation as a\ndef my_allocation(u, f=a):\n    return f(u)"],
     "ex1-self-attention": [
         "def self_attention(X):\n    return attn.scaled_dot_product_attention(X, X, X, scale=1.0)",
+        "from attn import softmax as s\ndef self_attention(X):\n    A = s(X @ X.T)\n    return A @ X, A",
     ],
     "ex2-qkv-attention": [
         "def qkv_attention(X, W_q, W_k, W_v):\n    return attn.scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)",
@@ -64,7 +65,9 @@ SHORTCUTS = {
         "    return sum(p.numel() for p in Transformer(c).parameters())",
     ],
     "ex1-patchify": ["from attn.vision import patchify as pf\ndef my_patchify(images, P):\n    return pf(images, P)"],
-    "ex2-rollout": ["def my_rollout(A1, A2):\n    return attn.vision.attention_rollout([A1[None], A2[None]])[0]"],
+    "ex2-rollout": [
+        "from attn.vision import attention_rollout as r\ndef my_rollout(A1, A2):\n    return r([A1[0], A2[0]])",
+    ],
     "ex3-glimpse": [
         "def my_glimpse(image, row, col, size):\n    padded = torch.nn.functional.pad(image, (size,) * 4)\n"
         "    top, left = row + size - size // 2, col + size - size // 2\n"

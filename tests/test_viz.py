@@ -190,7 +190,8 @@ def test_head_grid_draws_every_head_of_every_layer():
     heads = [ax for ax in fig.axes if ax.images]
     assert len(heads) == 6
     assert heads[0].get_title() == "layer 1, head 1" and heads[5].get_title() == "layer 2, head 3"
-    assert [t.get_text() for t in heads[0].get_xticklabels()] == list("abcde")
+    assert [t.get_text() for t in heads[3].get_xticklabels()] == list("abcde")  # under the last row
+    assert not any(t.get_text() for t in heads[0].get_xticklabels()), "no key labels between rows: they hit titles"
     assert all(ax.images[0].get_clim() == (0.0, 1.0) for ax in heads)
     assert torch.allclose(torch.tensor(heads[4].images[0].get_array()), layers[1][0, 1])
     single = attn.viz.head_grid(torch.rand(2, 4, 4))  # one layer as (H, Tq, Tk)

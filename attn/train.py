@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from attn.transformer import LanguageModel, Transformer, TransformerConfig
 __all__ = [
     "seeded",
     "History",
+    "noam_schedule",
     "fit",
     "TranslationScores",
     "evaluate_translation",
@@ -52,6 +54,18 @@ def seeded(seed: int) -> Iterator[None]:
         yield
 
 
+def noam_schedule(step: int, d_model: int, warmup: int) -> float:
+    """``lrate = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)`` (Vaswani et al. 2017, §5.3, eq. 3), step
+    counted from 1: a linear rise for ``warmup`` steps to its peak ``(d_model · warmup)^-0.5``, then a decay as
+    step^-0.5. With :class:`torch.optim.lr_scheduler.LambdaLR` (which counts from 0) and a base rate of 1:
+    ``LambdaLR(optimizer, lambda i: noam_schedule(i + 1, d_model, warmup))``, or :func:`fit` with
+    ``lr=1.0, schedule=lambda step: noam_schedule(step, d_model, warmup)``."""
+    for name, value in (("step", step), ("d_model", d_model), ("warmup", warmup)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
 @dataclass
 class History:
     """What a run of :func:`fit` saw: the loss at every step, what ``checkpoint`` returned (with the step and
@@ -74,12 +88,14 @@ def fit(
     warmup: int = 0,
     progress: bool = True,
     stop_when: Callable[[dict[str, Any]], bool] | None = None,
+    schedule: Callable[[int], float] | None = None,
 ) -> History:
     """Train for ``steps`` Adam steps; ``loss_fn(model, step)`` computes one batch's loss.
 
     With ``warmup`` > 0 the learning rate rises linearly from ``lr / warmup`` to ``lr`` over the first
     ``warmup`` steps, then stays constant (the Transformer paper warms up the same way, §5.3, and then decays
-    the rate as step^-0.5).
+    the rate as step^-0.5: :func:`noam_schedule`). A ``schedule`` replaces that: the rate of step s (from 1) is
+    ``lr · schedule(s)``.
 
     Every ``every`` steps (and after the last) ``checkpoint(model, step)`` is called in eval mode under
     ``torch.no_grad()`` and its dict (metrics, attention snapshots) is stored in the history. With ``stop_when``,
@@ -90,8 +106,17 @@ def fit(
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
         raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
+    if schedule is not None and (warmup or not callable(schedule)):
+        got = f"warmup={warmup} as well" if callable(schedule) else repr(schedule)
+        raise ValueError(f"schedule must be a function of the step (from 1) that replaces warmup, got {got}")
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: min(1.0, (i + 1) / warmup) if warmup else 1.0)
+
+    def rate(i: int) -> float:  # LambdaLR counts the steps from 0
+        if schedule is not None:
+            return schedule(i + 1)
+        return min(1.0, (i + 1) / warmup) if warmup else 1.0
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
     history = History()
     bar = tqdm(range(1, steps + 1), disable=not progress, desc="training", leave=False)
     for step in bar:
@@ -102,7 +127,7 @@ def fit(
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), clip)
         optimizer.step()
-        schedule.step()
+        scheduler.step()
         history.loss.append(loss.item())
         history.seconds += time.perf_counter() - start
         if checkpoint is not None and (step % every == 0 or step == steps):
@@ -238,19 +263,31 @@ def train_transformer(
     watch: Sequence[Pair] = (),
     valid: Sequence[Pair] = (),
     progress: bool = True,
+    label_smoothing: float = 0.0,
+    schedule: Callable[[int], float] | None = None,
     **sizes: Any,
 ) -> tuple[Transformer, History]:
     """Train a :class:`~attn.transformer.Transformer` on ``corpus.train`` (cross-entropy at every target
     position at once, teacher forcing), seeded; ``sizes`` go to :class:`~attn.transformer.TransformerConfig`.
 
+    ``label_smoothing`` = ε (the paper's ε_ls = 0.1, §5.4) trains toward ``(1 - ε) · one-hot + ε / V`` over all
+    V target words (torch's ``cross_entropy(..., label_smoothing=ε)``), padding ignored. A ``schedule`` (e.g.
+    :func:`noam_schedule`, with ``lr=1.0, warmup=0``) sets the rate of each step, as in :func:`fit`.
+
     At each checkpoint the history stores the ``watch`` pairs' cross-attention per layer (``"cross_attention"``)
     and the exact match on the ``valid`` pairs (``"exact_match"``), if given.
     """
+    if (
+        isinstance(label_smoothing, bool)
+        or not isinstance(label_smoothing, numbers.Real)
+        or not 0 <= label_smoothing < 1
+    ):
+        raise ValueError(f"label_smoothing must be a number in [0, 1), got {label_smoothing!r}")
     config = TransformerConfig(len(corpus.source_vocab), len(corpus.target_vocab), pad=corpus.target_vocab.pad, **sizes)
     with seeded(seed):
         model = Transformer(config)
     rng = np.random.default_rng(seed)
-    loss_of = nn.CrossEntropyLoss(ignore_index=corpus.target_vocab.pad)
+    loss_of = nn.CrossEntropyLoss(ignore_index=corpus.target_vocab.pad, label_smoothing=label_smoothing)
     watched = encode_batch(watch, corpus.source_vocab, corpus.target_vocab) if watch else None
 
     def loss_fn(model: Transformer, step: int) -> torch.Tensor:
@@ -268,7 +305,15 @@ def train_transformer(
 
     with seeded(seed):  # dropout draws from torch's global generator: the same run every time
         history = fit(
-            model, loss_fn, steps, lr=lr, warmup=warmup, checkpoint=checkpoint, every=every, progress=progress
+            model,
+            loss_fn,
+            steps,
+            lr=lr,
+            warmup=warmup,
+            checkpoint=checkpoint,
+            every=every,
+            progress=progress,
+            schedule=schedule,
         )
     return model, history
 

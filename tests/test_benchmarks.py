@@ -120,3 +120,15 @@ def test_vision_benchmark_prints_its_tables():
     header = next(i for i, line in enumerate(lines) if "fused ms" in line)
     row = lines[header + 1].split()
     assert row[-7] == "37" and float(row[-3]) > 0  # tokens, ratio against torch
+
+
+def test_generation_benchmark_prints_its_table():
+    out = run_benchmark("generation.py", "--quick", "--threads", "1")
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if "no cache s" in line and "speed-up" in line)
+    rows = [line.split() for line in lines[header + 1 :] if line.strip()]
+    assert [(row[0], int(row[-5])) for row in rows] == [("chapter", 8), ("chapter", 32)]  # model, tokens
+    for row in rows:
+        without, cached, speed_up = (float(x) for x in row[-4:-1])
+        assert without > 0 and cached > 0 and speed_up == pytest.approx(without / cached, rel=0.1, abs=0.1)
+        assert row[-1] == "yes"  # the same tokens with and without the cache

@@ -1,11 +1,12 @@
 """The Transformer (Vaswani et al. 2017): attention, positions, layers and whole models."""
 
-from attn.transformer.attention import MultiHeadAttention
+from attn.transformer.attention import KeyValue, MultiHeadAttention
 from attn.transformer.layers import DecoderLayer, EncoderLayer, FeedForward, LayerNorm, layer_norm
 from attn.transformer.models import (
     Decoder,
     Embedding,
     Encoder,
+    KeyValueCache,
     LanguageModel,
     LanguageModelConfig,
     LanguageModelOutput,
@@ -22,6 +23,8 @@ __all__ = [
     "Encoder",
     "EncoderLayer",
     "FeedForward",
+    "KeyValue",
+    "KeyValueCache",
     "LanguageModel",
     "LanguageModelConfig",
     "LanguageModelOutput",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -9,7 +11,20 @@ from torch import nn
 from attn._checks import check_dropout, check_positive_int
 from attn.functional import _shape, scaled_dot_product_attention
 
-__all__ = ["MultiHeadAttention"]
+__all__ = ["KeyValue", "MultiHeadAttention"]
+
+
+@dataclass(frozen=True)
+class KeyValue:
+    """One self-attention layer's cache for incremental decoding: the projected keys ``K = x W_K`` and values
+    ``V = x W_V`` of the T tokens read so far, split into heads, ``key`` and ``value`` each ``(B, H, T, d_k)``."""
+
+    key: torch.Tensor
+    value: torch.Tensor
+
+    def __len__(self) -> int:
+        """T, the number of tokens cached."""
+        return self.key.shape[2]
 
 
 class MultiHeadAttention(nn.Module):
@@ -62,8 +77,56 @@ class MultiHeadAttention(nn.Module):
         concat = heads.transpose(1, 2).reshape(B, Tq, self.d_model)  # (B, Tq, H * d_k)
         return self.W_o(concat), weights
 
+    def extend(
+        self,
+        x: torch.Tensor,
+        past: KeyValue | None = None,
+        mask: torch.Tensor | None = None,
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, KeyValue]:
+        """Self-attention of Tn new positions x ``(B, Tn, d_model)`` to the ``past`` tokens' cached keys and
+        values and to their own: only the new rows of ``forward(x_all, x_all, x_all, mask)`` are computed, so a
+        new token costs O(T), not a pass over the whole prefix. mask bool broadcastable to ``(B, H, Tn, T)``
+        with T = len(past) + Tn -> output ``(B, Tn, d_model)``, weights ``(B, H, Tn, T)`` (None without
+        ``need_weights``) and the cache for the next call, :class:`KeyValue` of ``(B, H, T, d_k)`` tensors."""
+        if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
+            got = _shape(x) if isinstance(x, torch.Tensor) else type(x).__name__
+            raise ValueError(f"x must have shape (B, Tn, d_model={self.d_model}), got {got}")
+        (B, Tn, _), H, d_k = x.shape, self.h, self.d_k
+        k = self.W_k(x).view(B, Tn, H, d_k).transpose(1, 2)  # (B, H, Tn, d_k)
+        v = self.W_v(x).view(B, Tn, H, d_k).transpose(1, 2)  # (B, H, Tn, d_k)
+        if past is not None:
+            self._check_past(past, x)
+            k = torch.cat([past.key, k], dim=2)  # (B, H, T, d_k)
+            v = torch.cat([past.value, v], dim=2)  # (B, H, T, d_k)
+        mask = self._mask(mask, B, Tn, k.shape[2], x.device)
+        q = self.W_q(x).view(B, Tn, H, d_k).transpose(1, 2)  # (B, H, Tn, d_k)
+        p = self.dropout if self.training else 0.0
+        weights = None
+        if need_weights:
+            heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=p)  # (B, H, Tn, d_k), (B, H, Tn, T)
+        else:
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, Tn, d_k)
+        concat = heads.transpose(1, 2).reshape(B, Tn, self.d_model)  # (B, Tn, H * d_k)
+        return self.W_o(concat), weights, KeyValue(k, v)
+
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, num_heads={self.h}, d_k={self.d_k}, dropout={self.dropout}"
+
+    def _check_past(self, past: object, x: torch.Tensor) -> None:
+        if not isinstance(past, KeyValue):
+            raise ValueError(f"past must be a KeyValue (or None), got {type(past).__name__}")
+        B = x.shape[0]
+        for name, t in (("key", past.key), ("value", past.value)):
+            if (
+                not isinstance(t, torch.Tensor)
+                or t.dim() != 4
+                or (t.shape[0], t.shape[1], t.shape[3]) != (B, self.h, self.d_k)
+            ):
+                got = _shape(t) if isinstance(t, torch.Tensor) else type(t).__name__
+                raise ValueError(f"past.{name} must have shape (B={B}, H={self.h}, T, d_k={self.d_k}), got {got}")
+        if past.key.shape != past.value.shape:
+            raise ValueError(f"past.key {_shape(past.key)} and past.value {_shape(past.value)} differ in shape")
 
     def _check(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> tuple[int, int, int]:
         for name, x in (("query", query), ("key", key), ("value", value)):

@@ -14,7 +14,7 @@ from torch import nn
 
 from attn._checks import check_dropout, check_nonnegative_int, check_positive_int
 from attn.functional import _shape
-from attn.transformer.attention import MultiHeadAttention
+from attn.transformer.attention import KeyValue, MultiHeadAttention
 
 __all__ = ["layer_norm", "LayerNorm", "FeedForward", "EncoderLayer", "DecoderLayer"]
 
@@ -109,6 +109,23 @@ class EncoderLayer(nn.Module):
         if self.feed_forward is None:
             return x, weights
         return self.norm2(x + self.dropout(self.feed_forward(x))), weights
+
+    def extend(
+        self, x: torch.Tensor, past: KeyValue | None = None, mask: torch.Tensor | None = None, need_weights: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor | None, KeyValue]:
+        """:meth:`forward` for Tn new positions x ``(B, Tn, d_model)`` after the tokens whose keys and values
+        ``past`` holds (:meth:`MultiHeadAttention.extend`); mask ``(B, 1, Tn, T)``-broadcastable, T = len(past) + Tn
+        -> ``(B, Tn, d_model)``, the new rows of the self-attention ``(B, H, Tn, T)`` and the extended cache."""
+        h = self.norm1(x) if self.norm_first else x
+        attended, weights, cache = self.self_attention.extend(h, past, mask, need_weights)
+        x = x + self.dropout(attended)  # the same residual wiring as forward, pre-LN or post-LN
+        if not self.norm_first:
+            x = self.norm1(x)
+        if self.feed_forward is not None and self.norm_first:
+            x = x + self.dropout(self.feed_forward(self.norm2(x)))
+        elif self.feed_forward is not None:
+            x = self.norm2(x + self.dropout(self.feed_forward(x)))
+        return x, weights, cache
 
 
 class DecoderLayer(nn.Module):

@@ -16,6 +16,7 @@ from torch import nn
 from attn._checks import check_dropout, check_nonnegative_int, check_positive_int
 from attn.functional import _shape
 from attn.masks import causal_mask
+from attn.transformer.attention import KeyValue
 from attn.transformer.layers import DecoderLayer, EncoderLayer, LayerNorm
 from attn.transformer.positions import LearnedPositions, SinusoidalPositions
 
@@ -27,6 +28,7 @@ __all__ = [
     "Decoder",
     "TransformerOutput",
     "LanguageModelOutput",
+    "KeyValueCache",
     "Transformer",
     "LanguageModel",
 ]
@@ -113,11 +115,12 @@ class Embedding(nn.Module):
             self.positions = self.positions(d_model, max_len)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, tokens: torch.Tensor, name: str = "tokens") -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, name: str = "tokens", start: int = 0) -> torch.Tensor:
+        """``start``: the position of the first token (incremental decoding reads tokens after ``start`` others)."""
         check_tokens(name, tokens, self.vocab_size)
         x = self.tokens(tokens) * math.sqrt(self.d_model)  # (B, T, d_model)
         if self.positions is not None:
-            x = self.positions(x)
+            x = self.positions(x, start)
         return self.dropout(x)
 
 
@@ -157,6 +160,27 @@ class Encoder(nn.Module):
         if self.norm is not None:
             x = self.norm(x)
         return x, tuple(weights) if need_weights else None
+
+    def extend(
+        self,
+        x: torch.Tensor,
+        past: tuple[KeyValue, ...] | None = None,
+        mask: torch.Tensor | None = None,
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None, tuple[KeyValue, ...]]:
+        """:meth:`forward` for Tn new positions ``(B, Tn, d_model)`` after the tokens cached in ``past`` (one
+        :class:`KeyValue` per layer) -> ``(B, Tn, d_model)``, each layer's ``(B, H, Tn, T)`` and the new cache."""
+        if past is not None and (not isinstance(past, tuple) or len(past) != len(self.layers)):
+            got = f"{len(past)} entries" if isinstance(past, tuple) else type(past).__name__
+            raise ValueError(f"past must be a tuple of one KeyValue per layer ({len(self.layers)}), got {got}")
+        weights, cache = [], []
+        for i, layer in enumerate(self.layers):
+            x, w, kv = layer.extend(x, None if past is None else past[i], mask, need_weights)
+            weights.append(w)
+            cache.append(kv)
+        if self.norm is not None:
+            x = self.norm(x)
+        return x, tuple(weights) if need_weights else None, tuple(cache)
 
 
 class Decoder(nn.Module):
@@ -209,6 +233,20 @@ class LanguageModelOutput:
 
     logits: torch.Tensor
     attention: tuple[torch.Tensor, ...] | None
+
+
+@dataclass(frozen=True)
+class KeyValueCache:
+    """What a causal :class:`LanguageModel` keeps between calls of :meth:`LanguageModel.extend`: the ids read so
+    far ``tokens (B, T)`` (for the padding mask and the next position) and, per layer, the keys and values of
+    those tokens, a :class:`~attn.transformer.attention.KeyValue` of ``(B, H, T, d_k)`` tensors."""
+
+    tokens: torch.Tensor
+    layers: tuple[KeyValue, ...]
+
+    def __len__(self) -> int:
+        """T, the number of tokens read so far."""
+        return self.tokens.shape[1]
 
 
 class Transformer(nn.Module):
@@ -264,9 +302,8 @@ class Transformer(nn.Module):
         decoded.encoder_attention = encoder_weights
         return decoded
 
-    @torch.no_grad()
-    def greedy_decode(self, source: torch.Tensor, bos: int, eos: int, max_len: int | None = None) -> torch.Tensor:
-        """Decode one token at a time, always the most likely: ids ``(B, ≤ max_len)``; after ``<eos>`` comes padding."""
+    def check_decoding(self, source: torch.Tensor, bos: int, eos: int, max_len: int | None) -> int:
+        """The arguments of a decoder (:meth:`greedy_decode`, beam search), checked: ``max_len`` or its default."""
         check_tokens("source", source, self.config.source_vocab)
         max_len = check_positive_int("max_len", self.config.max_len if max_len is None else max_len)
         if max_len > self.config.max_len and self.config.positions != "none":
@@ -280,6 +317,12 @@ class Transformer(nn.Module):
                 or not 0 <= token < self.config.target_vocab
             ):
                 raise ValueError(f"{name} must be a target token id below {self.config.target_vocab}, got {token!r}")
+        return max_len
+
+    @torch.no_grad()
+    def greedy_decode(self, source: torch.Tensor, bos: int, eos: int, max_len: int | None = None) -> torch.Tensor:
+        """Decode one token at a time, always the most likely: ids ``(B, ≤ max_len)``; after ``<eos>`` comes padding."""
+        max_len = self.check_decoding(source, bos, eos, max_len)
         was_training = self.training
         self.eval()  # no dropout: decoding is deterministic
         memory, _ = self.encode(source, need_weights=False)
@@ -319,6 +362,33 @@ class LanguageModel(nn.Module):
         x, attention = self.layers(self.embedding(tokens), self.mask(tokens), need_weights)
         return LanguageModelOutput(self.out(x), attention)
 
+    def extend(
+        self, tokens: torch.Tensor, cache: KeyValueCache | None = None, need_weights: bool = True
+    ) -> tuple[LanguageModelOutput, KeyValueCache]:
+        """Incremental decoding (a key/value cache): read Tn new ids ``(B, Tn)`` after the T' in ``cache`` (none
+        if None) -> the rows of ``forward(all ids)`` for the new positions, logits ``(B, Tn, V)`` and per layer
+        attention ``(B, H, Tn, T)`` with T = T' + Tn, and the cache that reads on from there. Earlier tokens are
+        not re-read: each layer attends from the new positions to its cached keys and values."""
+        if not self.config.causal:
+            raise ValueError("extend needs a causal model (config.causal=True)")
+        check_tokens("tokens", tokens, self.config.vocab_size)
+        if cache is not None and not isinstance(cache, KeyValueCache):
+            raise ValueError(f"cache must be a KeyValueCache (or None), got {type(cache).__name__}")
+        if cache is not None and cache.tokens.shape[0] != tokens.shape[0]:
+            raise ValueError(f"tokens {_shape(tokens)} and cache.tokens {_shape(cache.tokens)} differ in batch size")
+        start = 0 if cache is None else len(cache)
+        seen = tokens if cache is None else torch.cat([cache.tokens, tokens], dim=1)  # (B, T)
+        T = seen.shape[1]
+        if self.config.positions != "none" and T > self.config.max_len:
+            raise ValueError(f"{start} cached and {tokens.shape[1]} new tokens need {T} positions "
+                             f"but the model has max_len={self.config.max_len}")  # fmt: skip
+        new = torch.arange(start, T, device=tokens.device)[:, None]  # (Tn, 1): the positions of the new tokens
+        causal = torch.arange(T, device=tokens.device)[None, :] <= new  # (Tn, T): the rows start.. of causal_mask(T)
+        mask = (seen != self.config.pad)[:, None, None, :] & causal  # (B, 1, Tn, T)
+        x = self.embedding(tokens, start=start)  # (B, Tn, d_model)
+        x, attention, layers = self.layers.extend(x, None if cache is None else cache.layers, mask, need_weights)
+        return LanguageModelOutput(self.out(x), attention), KeyValueCache(seen, layers)
+
     @torch.no_grad()
     def generate(
         self,
@@ -326,15 +396,21 @@ class LanguageModel(nn.Module):
         steps: int,
         temperature: float = 0.0,
         generator: torch.Generator | None = None,
+        cache: bool = False,
     ) -> torch.Tensor:
         """Continue ``prompt`` by ``steps`` tokens: ``(B, T) -> (B, T + steps)``. ``temperature=0`` appends the
-        most likely token (greedy); ``temperature > 0`` samples from ``softmax(logits / temperature)``."""
+        most likely token (greedy); ``temperature > 0`` samples from ``softmax(logits / temperature)``.
+        ``cache=True`` reads each new token once (:meth:`extend`, a key/value cache) instead of re-reading the
+        whole prefix at every step: the same logits up to float rounding, O(T) instead of O(T²) per token (off by
+        default, so that what the chapters saved is reproduced bit for bit)."""
         if not self.config.causal:
             raise ValueError("generate needs a causal model (config.causal=True)")
         check_tokens("prompt", prompt, self.config.vocab_size)
         steps = check_positive_int("steps", steps)
         if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature >= 0:
             raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
+        if not isinstance(cache, bool):
+            raise ValueError(f"cache must be True or False, got {cache!r}")
         if self.config.positions != "none" and prompt.shape[1] + steps - 1 > self.config.max_len:
             raise ValueError(
                 f"a prompt of length {prompt.shape[1]} and steps={steps} need {prompt.shape[1] + steps - 1} positions "
@@ -342,9 +418,13 @@ class LanguageModel(nn.Module):
             )
         was_training = self.training
         self.eval()  # no dropout while writing
-        tokens = prompt
+        tokens, past = prompt, None
         for _ in range(steps):
-            logits = self(tokens, need_weights=False).logits[:, -1]  # (B, V)
+            if not cache:
+                logits = self(tokens, need_weights=False).logits[:, -1]  # (B, V)
+            else:  # the prompt at first, then only the token last appended
+                out, past = self.extend(tokens if past is None else tokens[:, -1:], past, need_weights=False)
+                logits = out.logits[:, -1]  # (B, V)
             if temperature == 0:
                 step = logits.argmax(-1, keepdim=True)  # (B, 1)
             else:

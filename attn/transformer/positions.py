@@ -12,7 +12,7 @@ import math
 import torch
 from torch import nn
 
-from attn._checks import check_positive_int
+from attn._checks import check_nonnegative_int, check_positive_int
 from attn.functional import _shape
 
 __all__ = ["sinusoidal_positions", "SinusoidalPositions", "LearnedPositions"]
@@ -36,13 +36,18 @@ class _Positions(nn.Module):
         self.d_model = check_positive_int("d_model", d_model)
         self.max_len = check_positive_int("max_len", max_len)
 
-    def _check(self, x: torch.Tensor) -> int:
+    def _check(self, x: torch.Tensor, start: int = 0) -> int:
         if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
             got = _shape(x) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"x must have shape (B, T, d_model={self.d_model}), got {got}")
         T = x.shape[1]
         if T > self.max_len:
             raise ValueError(f"x has length T={T} but the positional table holds max_len={self.max_len} positions")
+        if check_nonnegative_int("start", start) and start + T > self.max_len:
+            raise ValueError(
+                f"positions start={start} to {start + T - 1} are past the positional table "
+                f"(max_len={self.max_len} positions)"
+            )
         return T
 
     def extra_repr(self) -> str:
@@ -56,10 +61,10 @@ class SinusoidalPositions(_Positions):
         super().__init__(d_model, max_len)
         self.register_buffer("table", sinusoidal_positions(max_len, d_model), persistent=False)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``(B, T, d_model) -> (B, T, d_model)``."""
-        T = self._check(x)
-        return x + self.table[:T].to(x.dtype)
+    def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """``(B, T, d_model) -> (B, T, d_model)``; the T vectors are of positions ``start``, ..., ``start + T - 1``."""
+        T = self._check(x, start)
+        return x + self.table[start : start + T].to(x.dtype)
 
 
 class LearnedPositions(_Positions):
@@ -69,7 +74,7 @@ class LearnedPositions(_Positions):
         super().__init__(d_model, max_len)
         self.table = nn.Parameter(torch.randn(max_len, d_model) * std)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``(B, T, d_model) -> (B, T, d_model)``."""
-        T = self._check(x)
-        return x + self.table[:T]
+    def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """``(B, T, d_model) -> (B, T, d_model)``; the T vectors are of positions ``start``, ..., ``start + T - 1``."""
+        T = self._check(x, start)
+        return x + self.table[start : start + T]

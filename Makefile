@@ -85,6 +85,7 @@ benchmarks: $(STAMP)
 	$(PY) benchmarks/memory.py
 	$(PY) benchmarks/vision.py
 	$(PY) benchmarks/transformer.py
+	$(PY) benchmarks/generation.py
 	$(PY) benchmarks/pretrained.py
 	$(PY) benchmarks/viewer.py
 

@@ -58,12 +58,16 @@ class _Forbidden:
     """The functions an exercise forbids: their objects, and method names (``torch.Tensor.softmax``)."""
 
     def __init__(self, names: tuple[str, ...]) -> None:
+        self.places: list[tuple[object, str, object, bool, str]] = []  # owner, attribute, original, own, name
         self.by_id: dict[int, str] = {}
         self.methods: dict[str, str] = {}
         for name in names:
             owner_name, attr = name.rsplit(".", 1)
             owner = _resolve(owner_name)
-            self.by_id[id(getattr(owner, attr))] = name
+            original = getattr(owner, attr)
+            own = not isinstance(owner, type) or attr in vars(owner)  # a class may inherit it
+            self.places.append((owner, attr, original, own, name))
+            self.by_id[id(original)] = name
             if isinstance(owner, type):
                 self.methods[attr] = name
 
@@ -182,7 +186,10 @@ def check_written(solution: Callable, *names: str) -> None:
     default argument, a closure, an import inside the function, a method call (``x.softmax(-1)``) and a helper
     the notebook defines are all found. Run-time lookups (``getattr``, ``eval``, ``__dict__``) are refused.
     """
-    forbidden = _Forbidden(names)
+    _check_written(solution, _Forbidden(names))
+
+
+def _check_written(solution: Callable, forbidden: _Forbidden) -> None:
     if not inspect.isfunction(solution):
         name = forbidden.name_of(solution)
         what = f"is {name}" if name else f"is {type(solution).__name__} {solution!r}, not a function written here"
@@ -202,16 +209,10 @@ def forbid(*names: str, solution: Callable) -> Iterator[None]:
     ``attn`` or the notebook binds it, so calling it through a library function that was not named fails too.
     What the autograder cell checks of the answer's behaviour remains the real test of the idea.
     """
-    check_written(solution, *names)
+    forbidden = _Forbidden(names)
+    _check_written(solution, forbidden)
     namespace = _caller_globals()
-    originals = {}
-    for name in names:
-        owner_name, attr = name.rsplit(".", 1)
-        originals[name] = (_resolve(owner_name), attr)
-    places = []  # (owner, attribute, original, owner defines it itself)
-    for name, (owner, attr) in originals.items():
-        places.append((owner, attr, getattr(owner, attr), not isinstance(owner, type) or attr in vars(owner), name))
-    targets = {id(original): name for _, _, original, _, name in places}
+    places, targets = list(forbidden.places), forbidden.by_id
     for module_name, module in list(sys.modules.items()):
         if module_name == "attn" or module_name.startswith("attn."):
             for attr, value in list(vars(module).items()):

@@ -130,5 +130,8 @@ def test_generation_benchmark_prints_its_table():
     assert [(row[0], int(row[-5])) for row in rows] == [("chapter", 8), ("chapter", 32)]  # model, tokens
     for row in rows:
         without, cached, speed_up = (float(x) for x in row[-4:-1])
-        assert without > 0 and cached > 0 and speed_up == pytest.approx(without / cached, rel=0.1, abs=0.1)
+        assert without > 0 and cached > 0
+        half = 0.0005  # the seconds are printed to 3 decimals: at the quick sizes that rounding is most of a ratio
+        low, high = (without - half) / (cached + half), (without + half) / max(cached - half, 1e-9)
+        assert low - 0.05 <= speed_up <= high + 0.05, (row, low, high)  # the speed-up is printed to 1 decimal
         assert row[-1] == "yes"  # the same tokens with and without the cache

@@ -203,7 +203,9 @@ def train_translator(
     """Train a :class:`Seq2Seq` on ``corpus.train`` (cross-entropy, teacher forcing), seeded.
 
     At each checkpoint the history stores the teacher-forced alignments of the ``watch`` pairs
-    (``"alignments"``) and the exact match on the ``valid`` pairs (``"exact_match"``), if given.
+    (``"alignments"``) and the exact match on the ``valid`` pairs (``"exact_match"``) with the greedy
+    translations it scored (``"predictions"``), if given. The learning rate is constant, so the model at step s of
+    a longer run is the model a run of s steps ends with.
     """
     config = Seq2SeqConfig(len(corpus.source_vocab), len(corpus.target_vocab), attention=attention, **sizes)
     with seeded(seed):
@@ -222,7 +224,8 @@ def train_translator(
         if watched is not None and model.attention is not None:
             record["alignments"] = model(watched.source, watched.source_lengths, watched.target_in).alignments
         if valid:
-            record["exact_match"] = evaluate_translation(model, valid, corpus).exact_match
+            scores = evaluate_translation(model, valid, corpus)
+            record["exact_match"], record["predictions"] = scores.exact_match, scores.predictions
         return record
 
     history = fit(model, loss_fn, steps, lr=lr, checkpoint=checkpoint, every=every, progress=progress)

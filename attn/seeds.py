@@ -1,0 +1,58 @@
+"""Run one experiment from several seeds, on every core: seed spread without waiting for each run in turn."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from typing import TypeVar
+
+import torch
+from tqdm.auto import tqdm
+
+__all__ = ["over_seeds"]
+
+Result = TypeVar("Result")
+
+
+def _one_thread() -> None:
+    """Each worker process computes on one thread, as the chapters do: a run repeats exactly on one machine."""
+    torch.set_num_threads(1)
+
+
+def over_seeds(
+    run: Callable[..., Result], seeds: Iterable[int], *, jobs: int | None = None, progress: bool = False
+) -> list[Result]:
+    """``[run(seed=s) for s in seeds]``, computed ``jobs`` runs at a time in separate processes.
+
+    Each process uses one thread, so a run gives the same numbers as ``run(seed=s)`` called here with
+    ``torch.set_num_threads(1)``, whatever ``jobs`` is. ``run`` must be picklable: a function defined in a module
+    (not in a notebook cell) or a :func:`functools.partial` of one. ``jobs`` defaults to the number of cores this
+    process may use, at most one per seed; ``jobs=1`` runs here, one seed after another.
+    """
+    seeds = list(seeds)
+    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise ValueError(f"seeds must be one or more ints, got {seeds!r}")
+    if jobs is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        jobs = min(len(seeds), cores)
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise ValueError(f"jobs must be a positive int, got {jobs!r}")
+    bar = tqdm(total=len(seeds), desc="seeds", disable=not progress)
+    if jobs == 1:
+        results = []
+        for seed in seeds:
+            results.append(run(seed=seed))
+            bar.update()
+        bar.close()
+        return results
+    # "spawn" on every system: a fresh interpreter per worker works in notebooks and on macOS and Windows alike
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_one_thread) as pool:
+        futures = [pool.submit(run, seed=seed) for seed in seeds]
+        for future in futures:
+            future.add_done_callback(lambda _: bar.update())
+        results = [future.result() for future in futures]
+    bar.close()
+    return results

@@ -1,0 +1,43 @@
+"""attn.seeds.over_seeds: the same results in worker processes as here, one thread each."""
+
+from functools import partial
+
+import pytest
+import torch
+
+from attn.seeds import over_seeds
+from attn.train import fit, seeded
+
+
+def _train(steps: int, seed: int) -> tuple[list[float], torch.Tensor]:
+    """A small regression trained from ``seed``: its loss curve and its weights."""
+    with seeded(seed):
+        model = torch.nn.Linear(8, 1)
+        x = torch.randn(64, 8)
+    y = x @ torch.arange(8.0)[:, None]
+    history = fit(model, lambda m, step: torch.nn.functional.mse_loss(m(x), y), steps, progress=False)
+    return history.loss, model.weight.detach()
+
+
+def test_worker_processes_give_the_numbers_of_a_run_here():
+    torch.set_num_threads(1)
+    here = over_seeds(partial(_train, 30), [0, 1, 2], jobs=1)
+    there = over_seeds(partial(_train, 30), [0, 1, 2], jobs=2)
+    assert len(there) == 3
+    for (loss_here, w_here), (loss_there, w_there) in zip(here, there, strict=True):
+        assert loss_here == loss_there and torch.equal(w_here, w_there)
+    assert here[0][0] != here[1][0]  # the seed matters
+
+
+@pytest.mark.parametrize(
+    ("seeds", "jobs", "message"),
+    [
+        ([], None, "seeds must be one or more ints, got []"),
+        ([0, 1.5], None, "seeds must be one or more ints"),
+        ([0], 0, "jobs must be a positive int, got 0"),
+        ([0], True, "jobs must be a positive int, got True"),
+    ],
+)
+def test_bad_seeds_or_jobs_are_named(seeds, jobs, message):
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        over_seeds(partial(_train, 1), seeds, jobs=jobs)

@@ -73,6 +73,61 @@ SHORTCUTS = {
         "    top, left = row + size - size // 2, col + size - size // 2\n"
         "    return padded[:, top : top + size, left : left + size]",
     ],
+    "ex4-occlusion": [
+        # constants: chance with the asked object gone, everything right without another one
+        "def occluded_accuracy(model, scenes, which):\n    return 0.25 if which == 'asked' else 1.0",
+        # nothing erased for "other": the library's accuracy on the intact scenes
+        "def occluded_accuracy(model, scenes, which):\n"
+        "    return 0.25 if which == 'asked' else accuracy(model, scenes)",
+    ],
+    "ex3-hide-the-verb": [
+        # constants
+        "def subject_number(model, tokens, mask, hide_verb=False):\n    return 0.7 if hide_verb else 0.99",
+        # the library's fill-in for the single blank, the two blanks by hand
+        "def subject_number(model, tokens, mask, hide_verb=False):\n"
+        "    rows = torch.arange(len(tokens))\n"
+        "    at = (kind[tokens] == 1).int().argmax(1)\n"
+        "    if not hide_verb:\n"
+        "        guess = fill_in(model, tokens, mask)[rows, at]\n"
+        "    else:\n"
+        "        blanked = tokens.clone()\n"
+        "        blanked[rows, at] = mask\n"
+        "        blanked[rows, at + 1] = mask\n"
+        "        with torch.no_grad():\n"
+        "            guess = model(blanked).logits[rows, at].argmax(-1)\n"
+        "    return (number[guess] == number[tokens[rows, at]]).float().mean().item()",
+    ],
+    "ex3-cls-parking": [
+        # constants
+        "def cls_parking_test(bert, tokenizer, texts, k):\n    return 0.01, 0.09",
+    ],
+    "ex4-right-key-weight": [
+        # a constant
+        "def right_key_weight(M, temperature=1.0, n=2000, d=16, noise=0.5, seed=0):\n    return 0.5",
+        # the book's numbers, looked up instead of measured: right where the chapter asks, wrong everywhere else
+        "def right_key_weight(M, temperature=1.0, n=2000, d=16, noise=0.5, seed=0):\n"
+        "    table = {4: 0.87, 16: 0.63, 64: 0.35, 256: 0.16}\n"
+        "    if temperature != 1.0:\n"
+        "        table = {4: 0.96, 16: 0.86, 64: 0.69, 256: 0.48}\n"
+        "    return table.get(M, 0.5)",
+    ],
+    "ex3-walk-focus": [
+        # a constant
+        "def walk_focus(gamma, steps=10, n=1000, N=32, blur=0.4, seed=0):\n    return 0.5",
+        # the formula for γ = 1 and a guess above it: no walk is run
+        "def walk_focus(gamma, steps=10, n=1000, N=32, blur=0.4, seed=0):\n"
+        "    return (1 - blur / 2) ** steps if gamma == 1 else min(1.0, 0.3 * gamma)",
+    ],
+    "ex4-cross-ablation": [
+        # a constant
+        "def exact_match_without_cross(model, pairs, layers=()):\n    return 1.0",
+        # the library's evaluation, with nothing switched off
+        "def exact_match_without_cross(model, pairs, layers=()):\n"
+        "    return evaluate_transformer(model, pairs, corpus).exact_match",
+        # the chapter's numbers by heart
+        "def exact_match_without_cross(model, pairs, layers=()):\n"
+        "    return {(): 0.98, (0,): 0.75, (1,): 0.2}.get(tuple(layers), 0.0)",
+    ],
 }
 
 ALSO_CORRECT = {
@@ -90,6 +145,109 @@ ALSO_CORRECT = {
         "def my_layer_norm(x, gamma, beta, eps=1e-5):\n"
         "    var, mean = torch.var_mean(x, -1, unbiased=False, keepdim=True)\n"
         "    return (x - mean) * torch.rsqrt(var + eps) * gamma + beta",
+    ],
+    # the boxes as one mask, erased at once; the library's accuracy (in batches of 500) on the erased scenes
+    "ex4-occlusion": [
+        "import dataclasses\n"
+        "def occluded_accuracy(model, scenes, which):\n"
+        "    N, K = len(scenes), scenes.corners.shape[1]\n"
+        "    k = scenes.target if which == 'asked' else (scenes.target + 1) % K\n"
+        "    r, c = scenes.corners[torch.arange(N), k].unbind(-1)\n"
+        "    ix = torch.arange(scenes.images.shape[-1])\n"
+        "    rows = (ix >= r[:, None]) & (ix < r[:, None] + 7)\n"
+        "    cols = (ix >= c[:, None]) & (ix < c[:, None] + 7)\n"
+        "    box = rows[:, :, None] & cols[:, None, :]  # (N, S, S)\n"
+        "    erased = scenes.images.masked_fill(box[:, None], 0.0)\n"
+        "    return accuracy(model, dataclasses.replace(scenes, images=erased))",
+    ],
+    # batches of 100, the subject found with nonzero, probabilities instead of logits
+    "ex3-hide-the-verb": [
+        "def subject_number(model, tokens, mask, hide_verb=False):\n"
+        "    right = 0\n"
+        "    for start in range(0, len(tokens), 100):\n"
+        "        part = tokens[start : start + 100].clone()\n"
+        "        rows = torch.arange(len(part))\n"
+        "        at = torch.tensor([int((kind[row] == 1).nonzero()[0, 0]) for row in part])\n"
+        "        wanted = number[part[rows, at]]\n"
+        "        part[rows, at] = mask\n"
+        "        if hide_verb:\n"
+        "            part[rows, at + 1] = mask\n"
+        "        with torch.no_grad():\n"
+        "            probs = model(part).logits.softmax(-1)\n"
+        "        right += int((number[probs[rows, at].argmax(-1)] == wanted).sum())\n"
+        "    return right / len(tokens)",
+    ],
+    # [CLS] is position 0: its column averaged by hand; heads switched off by zeroing W_o's columns directly
+    "ex3-cls-parking": [
+        "def cls_parking_test(bert, tokenizer, texts, k):\n"
+        "    batch = tokenize(tokenizer, texts)\n"
+        "    real = (batch.ids != 0).float()  # (B, T)\n"
+        "    with torch.no_grad():\n"
+        "        weights = bert(batch.ids).attention\n"
+        "    parked = torch.stack([(w[..., 0] * real[:, None]).sum((0, 2)) / real.sum() for w in weights]).flatten()\n"
+        "    order = parked.argsort(descending=True)\n"
+        "    intact = embed_sentences(bert, tokenizer, texts)\n"
+        "    out = []\n"
+        "    for chosen in (order[:k], order.flip(0)[:k]):\n"
+        "        saved = []\n"
+        "        with torch.no_grad():\n"
+        "            for i in chosen.tolist():\n"
+        "                mha = bert.encoder.layers[i // 12].self_attention\n"
+        "                cols = mha.W_o.weight[:, (i % 12) * mha.d_k : (i % 12 + 1) * mha.d_k]\n"
+        "                saved.append((cols, cols.clone()))\n"
+        "                cols.zero_()\n"
+        "        try:\n"
+        "            e = embed_sentences(bert, tokenizer, texts)\n"
+        "        finally:\n"
+        "            with torch.no_grad():\n"
+        "                for cols, copy in saved:\n"
+        "                    cols.copy_(copy)\n"
+        "        out.append(1.0 - float(torch.nn.functional.cosine_similarity(e, intact, dim=-1).mean()))\n"
+        "    return tuple(out)",
+    ],
+    # Noise drawn before the keys, attn's own attention, float64: another run of the same experiment.
+    "ex4-right-key-weight": [
+        "def right_key_weight(M, temperature=1.0, n=2000, d=16, noise=0.5, seed=0):\n"
+        "    g = torch.Generator().manual_seed(seed)\n"
+        "    eps = torch.randn(n, d, generator=g, dtype=torch.float64)\n"
+        "    keys = torch.randn(n, M, d, generator=g, dtype=torch.float64)\n"
+        "    q = (keys[:, 0] + noise * eps)[:, None]  # (n, 1, d)\n"
+        "    _, w = attn.scaled_dot_product_attention(q, keys, keys, scale=1 / (temperature * d ** 0.5))\n"
+        "    return float(w[:, 0, 0].mean())",
+    ],
+    "ex3-walk-focus": [
+        # the shift written as rolls, the sharpening as plain powers (safe here in float64), float64 throughout
+        "def walk_focus(gamma, steps=10, n=1000, N=32, blur=0.4, seed=0):\n"
+        "    g = torch.Generator().manual_seed(seed)\n"
+        "    w = torch.zeros(n, N, dtype=torch.float64)\n"
+        "    w[:, 0] = 1\n"
+        "    for _ in range(steps):\n"
+        "        b = blur * torch.rand(n, 1, generator=g, dtype=torch.float64)\n"
+        "        r = torch.rand(n, 1, generator=g, dtype=torch.float64)\n"
+        "        w = b * r * w.roll(-1, -1) + b * (1 - r) * w + (1 - b) * w.roll(1, -1)\n"
+        "        w = w**gamma / (w**gamma).sum(-1, keepdim=True)\n"
+        "    return float(w[:, steps % N].mean())",
+    ],
+    "ex4-cross-ablation": [
+        # the output projection's weights set to zero (and restored) instead of a hook; decoded in chunks of 16
+        "def exact_match_without_cross(model, pairs, layers=()):\n"
+        "    W_o = {i: model.decoder.layers[i].cross_attention.W_o for i in layers}\n"
+        "    saved = {i: {k: v.clone() for k, v in W_o[i].state_dict().items()} for i in layers}\n"
+        "    right = 0\n"
+        "    try:\n"
+        "        with torch.no_grad():\n"
+        "            for i in layers:\n"
+        "                W_o[i].weight.zero_()\n"
+        "                W_o[i].bias.zero_()\n"
+        "            for start in range(0, len(pairs), 16):\n"
+        "                chunk = pairs[start : start + 16]\n"
+        "                src = encode_batch(chunk, corpus.source_vocab, corpus.target_vocab).source\n"
+        "                out = model.greedy_decode(src, corpus.target_vocab.bos, corpus.target_vocab.eos)\n"
+        "                right += sum(corpus.target_vocab.decode(t) == list(p.target) for t, p in zip(out, chunk))\n"
+        "    finally:\n"
+        "        for i, state in saved.items():\n"
+        "            W_o[i].load_state_dict(state)\n"
+        "    return right / len(pairs)",
     ],
 }
 

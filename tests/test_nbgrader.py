@@ -71,7 +71,7 @@ def test_nbgrader_grades_the_book_answers_full_a_blank_zero_and_shortcuts_zero(t
     nbgrader(course, "export", "--to", str(tmp_path / "grades.csv"))
     with open(tmp_path / "grades.csv") as f:
         scores = {row["student_id"]: (float(row["raw_score"]), float(row["max_score"])) for row in csv.DictReader(f)}
-    assert scores == {"book": (5.0, 5.0), "blank": (0.0, 5.0), "shortcut": (1.0, 5.0)}, scores
+    assert scores == {"book": (7.0, 7.0), "blank": (0.0, 7.0), "shortcut": (3.0, 7.0)}, scores
     nbgrader(course, "generate_feedback", "ch01")
     feedback = (course / "feedback" / "shortcut" / "ch01" / CHAPTER.with_suffix(".html").name).read_text()
     assert "write it yourself" in feedback, "the student is told why the shortcut scored nothing"

@@ -19,18 +19,32 @@ from torch import nn
 
 from attn._checks import check_positive_int
 from attn.functional import _shape, scaled_dot_product_attention
+from attn.train import History, seeded, train_tagger
 from attn.transformer.layers import FeedForward, LayerNorm
 from attn.transformer.models import check_tokens
 
-__all__ = ["MIXERS", "TokenMixer", "TaggerOutput", "MixerTagger"]
+__all__ = ["MIXERS", "TokenMixer", "TaggerOutput", "MixerTagger", "train_mixer_tagger"]
 
 MIXERS = ("attention", "linear", "conv")
 
 
 class TokenMixer(nn.Module):
-    """``y = W(x) (x W_v) W_o``: ``(B, T, d_model) -> (B, T, d_model)`` and the mixing matrix W ``(B, T, T)``."""
+    """``y = W(x) (x W_v) W_o``: ``(B, T, d_model) -> (B, T, d_model)`` and the mixing matrix W ``(B, T, T)``.
 
-    def __init__(self, kind: str, d_model: int, max_len: int, kernel_size: int = 3):
+    For ``"attention"``, queries and keys have ``d_k`` features (``d_model`` by default) and the scores are
+    divided by ``√d_k`` unless ``scaled=False`` (to measure what the scale is for).
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        d_model: int,
+        max_len: int,
+        kernel_size: int = 3,
+        *,
+        d_k: int | None = None,
+        scaled: bool = True,
+    ):
         super().__init__()
         if kind not in MIXERS:
             raise ValueError(f"kind must be one of {MIXERS}, got {kind!r}")
@@ -39,9 +53,15 @@ class TokenMixer(nn.Module):
         kernel_size = check_positive_int("kernel_size", kernel_size)
         if kernel_size % 2 == 0:
             raise ValueError(f"kernel_size must be odd (centred on the position), got {kernel_size}")
+        if not isinstance(scaled, bool):
+            raise ValueError(f"scaled must be True or False, got {scaled!r}")
+        if kind != "attention" and (d_k is not None or not scaled):
+            raise ValueError(f"d_k and scaled are options of the attention mixer, not of {kind!r}")
+        d_k = d_model if d_k is None else check_positive_int("d_k", d_k)
+        self.scaled = scaled
         self.W_v, self.W_o = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
         if kind == "attention":
-            self.W_q, self.W_k = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+            self.W_q, self.W_k = nn.Linear(d_model, d_k), nn.Linear(d_model, d_k)
         elif kind == "linear":
             self.W = nn.Parameter(torch.randn(max_len, max_len) / math.sqrt(max_len))
         else:
@@ -53,7 +73,8 @@ class TokenMixer(nn.Module):
         if T > self.max_len:
             raise ValueError(f"x has length T={T} but this mixer was built for max_len={self.max_len}")
         if self.kind == "attention":
-            return scaled_dot_product_attention(self.W_q(x), self.W_k(x), x)[1]  # (B, T, T)
+            scale = None if self.scaled else 1.0  # None: 1/√d_k
+            return scaled_dot_product_attention(self.W_q(x), self.W_k(x), x, scale=scale)[1]  # (B, T, T)
         if self.kind == "linear":
             return self.W[:T, :T].expand(B, T, T)
         k = self.kernel.shape[0] // 2
@@ -85,13 +106,25 @@ class TaggerOutput:
 
 class MixerTagger(nn.Module):
     """Embed tokens (no positions), mix positions once (residual), a feed-forward layer (residual), and
-    predict one of ``num_labels`` at every position."""
+    predict one of ``num_labels`` at every position. ``d_k`` and ``scaled`` go to the attention mixer
+    (:class:`TokenMixer`)."""
 
-    def __init__(self, kind: str, vocab_size: int, num_labels: int, max_len: int, d_model: int = 32, d_ff: int = 64):
+    def __init__(
+        self,
+        kind: str,
+        vocab_size: int,
+        num_labels: int,
+        max_len: int,
+        d_model: int = 32,
+        d_ff: int = 64,
+        *,
+        d_k: int | None = None,
+        scaled: bool = True,
+    ):
         super().__init__()
         self.vocab_size = check_positive_int("vocab_size", vocab_size)
         self.embedding = nn.Embedding(vocab_size, d_model)
-        self.mixer = TokenMixer(kind, d_model, max_len)
+        self.mixer = TokenMixer(kind, d_model, max_len, d_k=d_k, scaled=scaled)
         self.norm1, self.norm2 = LayerNorm(d_model), LayerNorm(d_model)
         self.feed_forward = FeedForward(d_model, d_ff)
         self.out = nn.Linear(d_model, check_positive_int("num_labels", num_labels))
@@ -104,3 +137,29 @@ class MixerTagger(nn.Module):
         x = x + mixed
         x = x + self.feed_forward(self.norm2(x))
         return TaggerOutput(self.out(x), W)
+
+
+def train_mixer_tagger(
+    kind: str,
+    data: tuple[torch.Tensor, torch.Tensor],
+    vocab_size: int,
+    num_labels: int,
+    *,
+    steps: int = 600,
+    seed: int = 0,
+    valid: tuple[torch.Tensor, torch.Tensor] | None = None,
+    every: int = 100,
+    d_k: int | None = None,
+    scaled: bool = True,
+    progress: bool = False,
+) -> tuple[MixerTagger, History]:
+    """A :class:`MixerTagger` built from ``seed`` and trained on ``data = (inputs, labels)`` (both ``(N, T)``) with
+    :func:`attn.train.train_tagger` from the same seed: one run, as :func:`attn.seeds.over_seeds` repeats it.
+
+    Returns the trained model and its history (accuracy on ``valid`` every ``every`` steps, if given).
+    """
+    inputs, labels = data
+    with seeded(seed):
+        model = MixerTagger(kind, vocab_size, num_labels, max_len=inputs.shape[1], d_k=d_k, scaled=scaled)
+    history = train_tagger(model, inputs, labels, steps, seed=seed, every=every, valid=valid, progress=progress)
+    return model, history

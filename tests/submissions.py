@@ -128,6 +128,27 @@ SHORTCUTS = {
         "def exact_match_without_cross(model, pairs, layers=()):\n"
         "    return {(): 0.98, (0,): 0.75, (1,): 0.2}.get(tuple(layers), 0.0)",
     ],
+    # chapter 3, Exercise 4
+    "ex4-word-order": [
+        # a constant
+        "def answers_changed(run, exs):\n    return 0.5",
+        # the chapter's effect by heart: right on both trained runs' headline numbers, measures nothing
+        "def answers_changed(run, exs):\n    return 0.0 if run.model.config.encoding == 'bow' else 0.65",
+    ],
+    # chapter 5, Exercise 4
+    "ex4-scale-saturation": [
+        # constants
+        "def untrained_saturation(d_k, scaled, seed=0):\n    return 0.16 if scaled else 0.9",
+        # a made-up curve: flat with the scale, rising with log d_k without it
+        "import math\ndef untrained_saturation(d_k, scaled, seed=0):\n"
+        "    return 0.16 if scaled else min(0.95, 0.2 + 0.1 * math.log2(d_k))",
+        # chapter 1's experiment on random unit-variance vectors instead of the model
+        "def untrained_saturation(d_k, scaled, seed=0):\n"
+        "    g = torch.Generator().manual_seed(seed)\n"
+        "    q, k = torch.randn(2000, 1, d_k, generator=g), torch.randn(2000, 10, d_k, generator=g)\n"
+        "    s = (q @ k.transpose(-2, -1)) / (d_k**0.5 if scaled else 1.0)\n"
+        "    return s.softmax(-1).amax(-1).mean().item()",
+    ],
 }
 
 ALSO_CORRECT = {
@@ -248,6 +269,26 @@ ALSO_CORRECT = {
         "        for i, state in saved.items():\n"
         "            W_o[i].load_state_dict(state)\n"
         "    return right / len(pairs)",
+    ],
+    # one question at a time through run.read, the swap written with a helper
+    "ex4-word-order": [
+        "def answers_changed(run, exs):\n"
+        "    def swap(s):\n"
+        "        return (s[-1], *s[1:-1], s[0]) if 'afraid' in s else s\n"
+        "    changed = [run.read(ex).answer\n"
+        "               != run.read(dataclasses.replace(ex, story=tuple(map(swap, ex.story)))).answer\n"
+        "               for ex in exs]\n"
+        "    return sum(changed) / len(exs)",
+    ],
+    # the sizes spelled out, inference mode, max().values and float()
+    "ex4-scale-saturation": [
+        "def untrained_saturation(d_k, scaled, seed=0):\n"
+        "    with seeded(seed):\n"
+        "        m = MixerTagger('attention', vocab_size=K_SYMBOLS**2 + K_SYMBOLS + 1, num_labels=K_SYMBOLS,\n"
+        "                        max_len=T, d_k=d_k, scaled=scaled)\n"
+        "    with torch.inference_mode():\n"
+        "        W = m(test_x).mixing\n"
+        "    return float(W.max(dim=-1).values.mean())",
     ],
 }
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from attn.data.sequences import lookup_tokens, tagging_task
-from attn.mixers import MixerTagger, TokenMixer
+from attn.mixers import MixerTagger, TokenMixer, train_mixer_tagger
 from attn.train import seeded, tagging_accuracy, train_tagger
 
 
@@ -124,3 +124,44 @@ def test_tagger_returns_logits_and_the_mixing_matrix():
     out = model(torch.tensor([[1, 2, 3], [4, 5, 6]]))
     assert out.logits.shape == (2, 3, 4) and out.mixing.shape == (2, 3, 3)
     assert torch.equal(out.mixing[0], model.mixer.W[:3, :3])
+
+
+def test_attention_mixer_width_and_scale():
+    torch.manual_seed(0)
+    x = torch.randn(2, 5, 8)
+    scaled, unscaled = TokenMixer("attention", 8, 6, d_k=64), TokenMixer("attention", 8, 6, d_k=64, scaled=False)
+    unscaled.load_state_dict(scaled.state_dict())
+    assert scaled.W_q.out_features == scaled.W_k.out_features == 64
+    scores = scaled.W_q(x) @ scaled.W_k(x).transpose(-2, -1)  # (2, 5, 5)
+    assert torch.allclose(scaled.mixing(x), torch.softmax(scores / 8.0, -1), atol=1e-6)
+    assert torch.allclose(unscaled.mixing(x), torch.softmax(scores, -1), atol=1e-6)
+    with pytest.raises(ValueError, match="options of the attention mixer"):
+        TokenMixer("linear", 8, 6, d_k=16)
+    with pytest.raises(ValueError, match="options of the attention mixer"):
+        TokenMixer("conv", 8, 6, scaled=False)
+    with pytest.raises(ValueError, match="scaled must be True or False"):
+        TokenMixer("attention", 8, 6, scaled=1)
+    with pytest.raises(ValueError, match="d_k"):
+        MixerTagger("attention", 5, 3, 6, d_k=0)
+
+
+def test_default_attention_mixer_is_unchanged_by_the_options():
+    with seeded(0):
+        default = MixerTagger("attention", 11, 3, 6)
+    with seeded(0):
+        explicit = MixerTagger("attention", 11, 3, 6, d_k=32, scaled=True)
+    tokens = torch.randint(0, 11, (4, 6), generator=torch.Generator().manual_seed(1))
+    assert torch.equal(default(tokens).logits, explicit(tokens).logits)
+
+
+def test_train_mixer_tagger_is_one_seeded_run():
+    x, y = tagging_task("lookup", 300, 5, 4, seed=0)
+    here = [
+        train_mixer_tagger("attention", (x, y), 4**2 + 4 + 1, 4, steps=20, seed=s, valid=(x, y), every=10)
+        for s in (0, 1)
+    ]
+    assert [c["step"] for c in here[0][1].checkpoints] == [10, 20]
+    again = train_mixer_tagger("attention", (x, y), 21, 4, steps=20, seed=0, valid=(x, y), every=10)
+    assert torch.equal(again[0](x).logits, here[0][0](x).logits)
+    assert not torch.equal(here[1][0](x).logits, here[0][0](x).logits)
+    assert 0 <= tagging_accuracy(here[0][0], x, y) <= 1

@@ -26,6 +26,7 @@ __all__ = [
     "AdditiveAttention",
     "DotAttention",
     "GeneralAttention",
+    "BlurredAttention",
     "Seq2SeqConfig",
     "Seq2SeqOutput",
     "Decoded",
@@ -105,6 +106,30 @@ class GeneralAttention(Attention):
 
     def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         return dot_product_scores(query, keys @ self.W_a.T)  # (B, 1, Tk)
+
+
+class BlurredAttention(Attention):
+    """A trained attention with its weights blended toward uniform: ``α' = (1 - mix) · α + mix · u``, where
+    ``u`` spreads the weight evenly over the positions the mask allows, and the context ``c = Σ_j α'_j h_j``.
+
+    An experiment at inference time: put it in place of a model's ``attention`` (``mix`` = 0 changes nothing,
+    ``mix`` = 1 reads the plain average of the annotations at every step, wherever the learned weights looked).
+    """
+
+    def __init__(self, attention: Attention, mix: float):
+        super().__init__()
+        if isinstance(mix, bool) or not isinstance(mix, int | float) or not 0 <= mix <= 1:
+            raise ValueError(f"mix must be a number in [0, 1], got {mix!r}")
+        self.attention, self.mix = attention, float(mix)
+
+    def forward(
+        self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """query ``(B, d_q)``, keys ``(B, Tk, d_k)``, mask ``(B, Tk)`` -> context ``(B, d_k)``, weights ``(B, Tk)``."""
+        _, weights = self.attention(query, keys, mask)  # (B, Tk)
+        allowed = torch.ones_like(weights) if mask is None else mask.to(weights.dtype)
+        weights = (1 - self.mix) * weights + self.mix * allowed / allowed.sum(-1, keepdim=True)
+        return (weights[:, None, :] @ keys).squeeze(1), weights  # (B, d_k), (B, Tk)
 
 
 SCORES: dict[str, type[Attention] | None] = {

@@ -149,6 +149,22 @@ SHORTCUTS = {
         "    s = (q @ k.transpose(-2, -1)) / (d_k**0.5 if scaled else 1.0)\n"
         "    return s.softmax(-1).amax(-1).mean().item()",
     ],
+    "ex4-blurred-attention": [
+        # a constant: no experiment at all
+        "def blurred_exact_match(model, pairs, corpus, mix):\n    return 0.5",
+        # the library's blurred attention does the experiment
+        "from attn.additive import BlurredAttention as Blur\n"
+        "def blurred_exact_match(model, pairs, corpus, mix):\n"
+        "    learned = model.attention\n"
+        "    model.attention = Blur(learned, mix)\n"
+        "    try:\n"
+        "        return evaluate_translation(model, pairs, corpus).exact_match\n"
+        "    finally:\n"
+        "        model.attention = learned",
+        # a real measurement of the wrong thing: the model as it is, scaled down by a guess
+        "def blurred_exact_match(model, pairs, corpus, mix):\n"
+        "    return evaluate_translation(model, pairs, corpus).exact_match * (1 - mix)",
+    ],
 }
 
 ALSO_CORRECT = {
@@ -289,6 +305,19 @@ ALSO_CORRECT = {
         "    with torch.inference_mode():\n"
         "        W = m(test_x).mixing\n"
         "    return float(W.max(dim=-1).values.mean())",
+    ],
+    # a forward hook rewrites the attention's output instead of a module put in its place
+    "ex4-blurred-attention": [
+        "def blurred_exact_match(model, pairs, corpus, mix):\n"
+        "    def hook(module, args, output):\n"
+        "        _, keys, mask = args\n"
+        "        weights = (1 - mix) * output[1] + mix * mask / mask.sum(-1, keepdim=True)\n"
+        "        return torch.einsum('bs,bsd->bd', weights, keys), weights\n"
+        "    handle = model.attention.register_forward_hook(hook)\n"
+        "    try:\n"
+        "        return float(evaluate_translation(model, pairs, corpus).exact_match)\n"
+        "    finally:\n"
+        "        handle.remove()",
     ],
 }
 

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from attn.additive import (
     AdditiveAttention,
+    BlurredAttention,
     DotAttention,
     GeneralAttention,
     Seq2Seq,
@@ -206,3 +207,26 @@ def test_translate_reads_unknown_words_as_unk_and_explains_bad_input(corpus):
         translate(model, "the dog " * 10 + "sees", *args)
     with pytest.raises(ValueError, match="sentence must be a string"):
         translate(model, None, *args)
+
+
+def test_blurred_attention_blends_the_weights_with_uniform_over_allowed_positions():
+    query, keys, mask = random_inputs()
+    trained = make("additive")
+    context, weights = trained(query, keys, mask)
+    same_context, same_weights = BlurredAttention(trained, 0.0)(query, keys, mask)
+    assert torch.equal(same_weights, weights) and torch.equal(same_context, context)  # mix = 0: the attention itself
+    uniform = mask.float() / mask.sum(-1, keepdim=True)
+    flat_context, flat_weights = BlurredAttention(trained, 1.0)(query, keys, mask)
+    torch.testing.assert_close(flat_weights, uniform)
+    torch.testing.assert_close(flat_context, (uniform[:, :, None] * keys).sum(1))  # the plain average of the keys
+    half_context, half_weights = BlurredAttention(trained, 0.25)(query, keys, mask)
+    torch.testing.assert_close(half_weights, 0.75 * weights + 0.25 * uniform)
+    torch.testing.assert_close(half_context, torch.einsum("bk,bkd->bd", half_weights, keys))
+    assert bool((half_weights[~mask] == 0).all()), "padding keeps weight 0"
+    torch.testing.assert_close(half_weights.sum(-1), torch.ones(len(keys)))
+
+
+@pytest.mark.parametrize("mix", [-0.1, 1.5, True, "0.5", None])
+def test_blurred_attention_rejects_a_mix_outside_0_1(mix):
+    with pytest.raises(ValueError, match="mix must be a number in"):
+        BlurredAttention(make("additive"), mix)

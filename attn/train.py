@@ -331,7 +331,7 @@ def tagging_accuracy(model: nn.Module, inputs: torch.Tensor, labels: torch.Tenso
 
 
 def train_tagger(
-    model: nn.Module,
+    model: nn.Module | Callable[[], nn.Module],
     inputs: torch.Tensor,
     labels: torch.Tensor,
     steps: int = 1000,
@@ -342,15 +342,34 @@ def train_tagger(
     seed: int = 0,
     every: int = 100,
     valid: tuple[torch.Tensor, torch.Tensor] | None = None,
+    goal: float | None = None,
     progress: bool = True,
-) -> History:
+) -> History | tuple[nn.Module, History]:
     """Train ``model`` (ids ``(B, T)`` -> an output with ``logits (B, T, C)``) to predict ``labels (N, T)`` at
     every position at once (cross-entropy; label -100 is ignored) on random batches of ``inputs (N, T)``.
 
-    At each checkpoint the history stores the accuracy on ``valid = (inputs, labels)`` (``"accuracy"``).
+    ``model`` is a module, trained in place (the :class:`History` is returned), or a function of no arguments
+    that builds one: it is called under :func:`seeded` ``(seed)``, so each seed starts from its own weights, and
+    ``(model, history)`` is returned, as :func:`train_transformer` does. That form can run in another process:
+    ``over_seeds(partial(train_tagger, partial(LanguageModel, config), inputs, labels), seeds)``
+    (:func:`attn.seeds.over_seeds`) trains one model per seed.
+
+    At each checkpoint the history stores the accuracy on ``valid = (inputs, labels)`` (``"accuracy"``). With a
+    ``goal``, training stops at the first checkpoint whose accuracy reaches it (its ``"step"`` says when), so
+    ``steps`` is the most it may take; a run that ends without reaching the goal has trained all ``steps``.
     """
     if inputs.shape != labels.shape or inputs.dim() != 2:
         raise ValueError(f"inputs and labels must both be (N, T), got {tuple(inputs.shape)} and {tuple(labels.shape)}")
+    if goal is not None and (valid is None or isinstance(goal, bool) or not isinstance(goal, numbers.Real)):
+        raise ValueError(f"goal must be a number with valid=(inputs, labels) to measure it on, got goal={goal!r}")
+    built = not isinstance(model, nn.Module)
+    if built:
+        if not callable(model):
+            raise ValueError(f"model must be a module or a function that builds one, got {model!r}")
+        with seeded(seed):
+            model = model()
+        if not isinstance(model, nn.Module):
+            raise ValueError(f"the function given as model must return a module, got {type(model).__name__}")
     rng = np.random.default_rng(seed)
     loss_of = nn.CrossEntropyLoss()
 
@@ -362,8 +381,13 @@ def train_tagger(
     def checkpoint(model: nn.Module, step: int) -> dict[str, Any]:
         return {"accuracy": tagging_accuracy(model, *valid)} if valid is not None else {}
 
+    def reached(record: dict[str, Any]) -> bool:
+        return record["accuracy"] >= goal
+
     with seeded(seed):
-        return fit(model, loss_fn, steps, lr=lr, warmup=warmup, checkpoint=checkpoint, every=every, progress=progress)
+        history = fit(model, loss_fn, steps, lr=lr, warmup=warmup, checkpoint=checkpoint, every=every,
+                      progress=progress, stop_when=None if goal is None else reached)  # fmt: skip
+    return (model, history) if built else history
 
 
 def language_model_batch(

@@ -165,6 +165,27 @@ SHORTCUTS = {
         "def blurred_exact_match(model, pairs, corpus, mix):\n"
         "    return evaluate_translation(model, pairs, corpus).exact_match * (1 - mix)",
     ],
+    # chapter 6, Exercise 4 (2 points): accuracy drop per removed head
+    "ex4-head-drops": [
+        # constants: a big drop for every head
+        "def head_drops(model, inputs, labels):\n    return torch.full((model.config.num_heads,), 0.8)",
+        # the library's ablation, under another name
+        "from attn.analysis import ablate_heads as off\n"
+        "def head_drops(model, inputs, labels):\n"
+        "    mha = model.layers.layers[0].self_attention\n    full = tagging_accuracy(model, inputs, labels)\n"
+        "    drops = []\n    for k in range(mha.h):\n"
+        "        with off([mha], [(0, k)]):\n"
+        "            drops.append(full - tagging_accuracy(model, inputs, labels))\n"
+        "    return torch.tensor(drops)",
+    ],
+    # chapter 7, Exercise 4 (2 points): how often shuffling the input changes the output
+    "ex4-changed-by-shuffling": [
+        # a constant
+        "def changed_by_shuffling(model, pairs, corpus, seed=0):\n    return 0.5",
+        # the expected answer read off the model's configuration, nothing decoded
+        "def changed_by_shuffling(model, pairs, corpus, seed=0):\n"
+        "    return 0.0 if model.config.positions == 'none' else 0.9",
+    ],
 }
 
 ALSO_CORRECT = {
@@ -318,6 +339,32 @@ ALSO_CORRECT = {
         "        return float(evaluate_translation(model, pairs, corpus).exact_match)\n"
         "    finally:\n"
         "        handle.remove()",
+    ],
+    # a copy of the model with the head's columns zeroed: the original is never touched
+    "ex4-head-drops": [
+        "import copy\n"
+        "def head_drops(model, inputs, labels):\n"
+        "    full = tagging_accuracy(model, inputs, labels)\n    h = model.config.num_heads\n"
+        "    d_k = model.config.d_model // h\n    drops = torch.zeros(h)\n"
+        "    for k in range(h):\n        ablated = copy.deepcopy(model)\n"
+        "        with torch.no_grad():\n"
+        "            ablated.layers.layers[0].self_attention.W_o.weight[:, k * d_k : (k + 1) * d_k] = 0\n"
+        "        drops[k] = full - tagging_accuracy(ablated, inputs, labels)\n"
+        "    return drops",
+    ],
+    # greedy decoding by hand (encode_batch + greedy_decode), permutations from Python's random
+    "ex4-changed-by-shuffling": [
+        "import random\nfrom attn.data.translation import encode_batch\n"
+        "def changed_by_shuffling(model, pairs, corpus, seed=0):\n"
+        "    rng = random.Random(seed)\n"
+        "    shuffled = [sequence_pair('reverse', tuple(rng.sample(p.source, len(p.source)))) for p in pairs]\n"
+        "    outputs = []\n"
+        "    for chosen in (pairs, shuffled):\n"
+        "        batch = encode_batch(chosen, corpus.source_vocab, corpus.target_vocab)\n"
+        "        with torch.no_grad():\n"
+        "            tokens = model.greedy_decode(batch.source, corpus.target_vocab.bos, corpus.target_vocab.eos, 16)\n"
+        "        outputs.append([corpus.target_vocab.decode(row) for row in tokens])\n"
+        "    return sum(a != b for a, b in zip(*outputs)) / len(pairs)",
     ],
 }
 

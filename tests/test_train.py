@@ -1,11 +1,15 @@
 """The training loop, and the chapter's claim: attention beats the fixed-vector bottleneck on long sentences."""
 
+import functools
+import pickle
+
 import pytest
 import torch
 from torch import nn
 
 from attn.data import make_corpus
-from attn.train import evaluate_translation, fit, seeded, train_translator
+from attn.data.sequences import tagging_task
+from attn.train import evaluate_translation, fit, seeded, train_tagger, train_translator
 
 
 def test_seeded_builds_the_same_model_and_leaves_global_random_state_alone():
@@ -53,3 +57,45 @@ def test_fit_stops_at_the_first_checkpoint_that_reaches_the_goal():
                   every=10, stop_when=lambda record: record["at"] >= 20, progress=False)  # fmt: skip
     assert len(history.loss) == 20 and [c["step"] for c in history.checkpoints] == [10, 20]
     assert not model.training
+
+
+def _tagging_model(vocab_size, heads=2):
+    from attn.transformer import LanguageModel, LanguageModelConfig
+
+    config = LanguageModelConfig(vocab_size, d_model=16, num_heads=heads, num_layers=1, d_ff=32, dropout=0.0,
+                                 max_len=6, positions="learned", causal=False)  # fmt: skip
+    return functools.partial(LanguageModel, config)
+
+
+def test_train_tagger_builds_its_model_from_the_seed_and_stops_at_the_goal():
+    x, y = tagging_task("reverse", 2000, 6, 4, seed=0)
+    valid = tagging_task("reverse", 200, 6, 4, seed=1)
+    build = _tagging_model(5)
+    run = functools.partial(train_tagger, build, x, y, steps=120, every=10, valid=valid, progress=False)
+    model, history = pickle.loads(pickle.dumps(run))(seed=3)  # picklable: over_seeds can run it in another process
+    with seeded(3):
+        same = build()
+    assert train_tagger(same, x, y, 120, every=10, valid=valid, progress=False, seed=3).loss == history.loss
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), same.state_dict().values(), strict=True))
+    assert run(seed=4, steps=5)[1].loss != history.loss[:5], "another seed starts from other weights and batches"
+    accuracy = [c["accuracy"] for c in history.checkpoints]
+    assert accuracy[-1] > accuracy[0] + 0.2, accuracy
+    goal = max(accuracy[:6])  # first reached at one of the first six checkpoints, after the ones below it
+    first = next(i for i, a in enumerate(accuracy) if a >= goal)
+    assert first >= 2, accuracy  # the goal is not reached at once
+    _, early = run(seed=3, goal=goal)
+    assert [c["accuracy"] for c in early.checkpoints] == accuracy[: first + 1]
+    assert early.checkpoints[-1]["step"] == 10 * (first + 1) == len(early.loss) and not model.training
+    assert early.loss == history.loss[: len(early.loss)], "stopping early does not change the steps before"
+    _, never = run(seed=3, steps=30, goal=1.01)
+    assert len(never.loss) == 30 and [c["step"] for c in never.checkpoints] == [10, 20, 30]
+
+
+def test_train_tagger_refuses_a_goal_it_cannot_measure_and_a_model_it_cannot_build():
+    x, y = tagging_task("reverse", 10, 6, 4, seed=0)
+    with pytest.raises(ValueError, match="goal must be a number with valid="):
+        train_tagger(_tagging_model(5)(), x, y, 5, goal=0.9, progress=False)
+    with pytest.raises(ValueError, match="model must be a module or a function that builds one"):
+        train_tagger("model", x, y, 5, progress=False)
+    with pytest.raises(ValueError, match="must return a module, got int"):
+        train_tagger(lambda: 3, x, y, 5, progress=False)

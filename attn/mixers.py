@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 from torch import nn
 
 from attn._checks import check_positive_int
 from attn.functional import _shape, scaled_dot_product_attention
-from attn.train import History, seeded, train_tagger
+from attn.train import History, train_tagger
 from attn.transformer.layers import FeedForward, LayerNorm
 from attn.transformer.models import check_tokens
 
@@ -159,7 +160,5 @@ def train_mixer_tagger(
     Returns the trained model and its history (accuracy on ``valid`` every ``every`` steps, if given).
     """
     inputs, labels = data
-    with seeded(seed):
-        model = MixerTagger(kind, vocab_size, num_labels, max_len=inputs.shape[1], d_k=d_k, scaled=scaled)
-    history = train_tagger(model, inputs, labels, steps, seed=seed, every=every, valid=valid, progress=progress)
-    return model, history
+    build = partial(MixerTagger, kind, vocab_size, num_labels, max_len=inputs.shape[1], d_k=d_k, scaled=scaled)
+    return train_tagger(build, inputs, labels, steps, seed=seed, every=every, valid=valid, progress=progress)

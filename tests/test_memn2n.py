@@ -1,6 +1,7 @@
 """MemN2N against its equations written out, its invariants, its errors, training and the command line."""
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -303,7 +304,18 @@ def test_command_line_trains_and_prints_the_table(tmp_path, capsys):
     assert "one run per task" in out
     assert main(["table", "--data", str(tmp_path), "--tasks", "1", "--epochs", "2", "--runs", "2"]) == 0
     out = capsys.readouterr().out
-    assert "2 seeds per task, the lowest validation error kept" in out and "(no reference CSV found" in out
+    assert "lowest train error (the paper's rule) % | lowest valid error % | median %" in out
+    assert "2 seeds per task" in out and "(no reference CSV found" in out
+    row = next(line for line in out.splitlines() if line.startswith("| 1 |")).split("|")
+    assert all(0 <= float(row[i]) <= 100 for i in (3, 4, 5)) and row[7].strip() in {"0, 0", "0, 1", "1, 0", "1, 1"}
+    joint = ["joint", "--data", str(tmp_path), "--tasks", "1", "--epochs", "1", "--linear-start", "1", "--dim", "8"]
+    with pytest.raises(ValueError, match="expected columns 'task' and 'PE_LS_RN_joint'"):
+        main([*joint, "--reference", str(reference)])
+    reference.write_text("task,name,PE_LS_RN_joint\n1,1 supporting fact,0.5\n")
+    assert main([*joint, "--reference", str(reference), "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| 1 |")).split("|")
+    assert "paper PE LS RN joint %" in out and row[4].strip() == "0.5" and 0 <= float(row[3]) <= 100
     assert main(["train", "--data", str(tmp_path), "--task", "1", "--epochs", "2"]) == 0
     assert "task 1 (single-supporting-fact): test error" in capsys.readouterr().out
 
@@ -334,7 +346,7 @@ def test_the_papers_column_is_found_and_read():
     assert sum(e > 5 for e in paper.values()) == 11
 
 
-def test_pick_keeps_the_lowest_validation_error_never_the_test_error():
+def test_pick_keeps_the_lowest_validation_or_training_error_never_the_test_error():
     runs = [
         TaskResult(1, "t", test_error=0.0, valid_error=0.2, valid_loss=0.1, best_epoch=5, seconds=2.0, seed=0),
         TaskResult(1, "t", test_error=0.5, valid_error=0.1, valid_loss=0.9, best_epoch=7, seconds=3.0, seed=1),
@@ -342,6 +354,11 @@ def test_pick_keeps_the_lowest_validation_error_never_the_test_error():
     ]
     kept = pick(runs)
     assert (kept.seed, kept.test_error, kept.seconds, kept.runs) == (2, 0.4, 9.0, 3)
+    scores = zip((0.0, 0.0, 0.1), (0.3, 0.2, 0.0), strict=True)
+    runs = [replace(r, train_error=e, train_loss=loss) for r, (e, loss) in zip(runs, scores, strict=True)]
+    assert pick(runs, "train").seed == 1  # the paper's rule: lowest training error, then loss
+    with pytest.raises(ValueError, match=r"by must be one of \['train', 'valid'\], got 'test'"):
+        pick(runs, "test")
 
 
 @pytest.mark.parametrize(

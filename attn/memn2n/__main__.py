@@ -1,7 +1,12 @@
 """Train End-To-End Memory Networks on bAbI files.
 
 python -m attn.memn2n train --data DIR --task N     one task: per-epoch progress, test error
-python -m attn.memn2n table --data DIR              all 20 tasks next to the paper's PE LS RN column
+python -m attn.memn2n table --data DIR              one model per task, all 20 tasks, next to the paper's PE LS RN
+python -m attn.memn2n joint --data DIR              one model for all 20 tasks, next to the paper's PE LS RN joint
+
+``--runs 10`` is the paper's protocol (Sukhbaatar et al. 2015, §4.2): each training repeated with 10 random
+initialisations and the run with the lowest training error kept. The table also shows the run that the lowest
+validation error would keep, and the median run.
 """
 
 from __future__ import annotations
@@ -9,8 +14,10 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import statistics
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,16 +25,22 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from attn.data.babi import read_task, task_file
-from attn.memn2n.train import train_memn2n
+from attn.data.babi import build_vocab, read_task, task_file
+from attn.memn2n.train import MemN2NRun, evaluate, split_valid, train_memn2n
 
 FAILED = 0.05  # the paper counts a task as failed above 5 % test error
 PAPER_COLUMN = "PE_LS_RN"
+JOINT_COLUMN = "PE_LS_RN_joint"
 REFERENCE_NAME = "memn2n_table1_1k_error.csv"
+JOINT_RECIPE = dict(epochs=60, dim=50, decay_every=15, linear_start=30)  # the authors' config_babi_joint.m
 
 
 @dataclass
 class TaskResult:
+    """One run's test error on one task, with what the run can be chosen by: its error and loss on the
+    training questions it learned from and on the held-out validation questions (for a joint run, over all
+    20 tasks together)."""
+
     task: int
     name: str
     test_error: float
@@ -37,36 +50,89 @@ class TaskResult:
     seconds: float
     seed: int
     runs: int = 1
+    train_error: float = 0.0
+    train_loss: float = 0.0
 
 
-def pick(runs: list[TaskResult]) -> TaskResult:
-    """The run with the lowest validation error (then loss); its seconds become the sum over all runs."""
-    best = min(runs, key=lambda r: (r.valid_error, r.valid_loss))
+CHOICES: dict[str, Callable[[TaskResult], tuple[float, float]]] = {
+    "train": lambda r: (r.train_error, r.train_loss),  # the paper's choice, §4.2
+    "valid": lambda r: (r.valid_error, r.valid_loss),
+}
+
+
+def pick(runs: list[TaskResult], by: str = "valid") -> TaskResult:
+    """The run with the lowest ``by`` error (``"train"``: the paper's choice; ``"valid"``), ties broken by that
+    loss, then the lower seed; its seconds become the sum over all runs."""
+    if by not in CHOICES:
+        raise ValueError(f"by must be one of {sorted(CHOICES)}, got {by!r}")
+    best = min(runs, key=lambda r: (*CHOICES[by](r), r.seed))
     return replace(best, seconds=sum(r.seconds for r in runs), runs=len(runs))
 
 
-def run_task(data: Path, task: int, seed: int, epochs: int, d: int, lr: float, progress: bool) -> TaskResult:
+def task_name(data: Path, task: int) -> str:
+    return task_file(data, task, "train").stem.split("_", 1)[1].removesuffix("_train")
+
+
+def train_scores(run: MemN2NRun, train: list) -> tuple[float, float]:
+    """The kept model's error and mean loss on the questions it was trained on (no noise)."""
+    scores = evaluate(run.model, run.tensors(train))
+    return scores["error"], scores["loss"]
+
+
+def run_task(
+    data: Path, task: int, seed: int, epochs: int, d: int, lr: float, progress: bool, **recipe: int
+) -> TaskResult:
     """Train on one task's training file (10 % held out) and score the test file."""
     torch.set_num_threads(1)
-    train, test = read_task(data, task, "train"), read_task(data, task, "test")
-    run = train_memn2n(train, epochs=epochs, seed=seed, d=d, lr=lr, progress=progress)
+    train, valid = split_valid(read_task(data, task, "train"), seed=0)
+    run = train_memn2n(train, valid, epochs=epochs, seed=seed, d=d, lr=lr, progress=progress, **recipe)
     best = run.history.epochs[run.history.best_epoch - 1]
-    name = task_file(data, task, "train").stem.split("_", 1)[1].removesuffix("_train")
+    train_error, train_loss = train_scores(run, train)
     return TaskResult(
-        task, name, run.error(test), best["valid_error"], best["valid_loss"], run.history.best_epoch,
-        run.history.seconds, seed,
+        task, task_name(data, task), run.error(read_task(data, task, "test")), best["valid_error"],
+        best["valid_loss"], run.history.best_epoch, run.history.seconds, seed, 1, train_error, train_loss,
     )  # fmt: skip
 
 
-def read_reference(path: Path | None) -> dict[int, float]:
-    """The paper's per-task test error (%) from a CSV with ``task`` and ``PE_LS_RN`` columns, if given."""
+def run_joint(
+    data: Path, tasks: list[int], seed: int, epochs: int, d: int, lr: float, progress: bool, **recipe: int
+) -> list[TaskResult]:
+    """One model trained on every task's training questions at once (10 % of each held out), tested per task."""
+    torch.set_num_threads(1)
+    splits = {t: split_valid(read_task(data, t, "train"), seed=0) for t in tasks}
+    train = [ex for t in tasks for ex in splits[t][0]]
+    valid = [ex for t in tasks for ex in splits[t][1]]
+    run = train_memn2n(train, valid, epochs=epochs, seed=seed, d=d, lr=lr, progress=progress,
+                       vocab=build_vocab(train), **recipe)  # fmt: skip
+    best = run.history.epochs[run.history.best_epoch - 1]
+    train_error, train_loss = train_scores(run, train)
+    return [
+        TaskResult(
+            t,
+            task_name(data, t),
+            run.error(read_task(data, t, "test")),
+            best["valid_error"],
+            best["valid_loss"],
+            run.history.best_epoch,
+            run.history.seconds,
+            seed,
+            1,
+            train_error,
+            train_loss,
+        )  # fmt: skip
+        for t in tasks
+    ]
+
+
+def read_reference(path: Path | None, column: str = PAPER_COLUMN) -> dict[int, float]:
+    """The paper's per-task test error (%) from a CSV with ``task`` and ``column`` columns, if given."""
     if path is None:
         return {}
     with path.open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    if not rows or PAPER_COLUMN not in rows[0] or "task" not in rows[0]:
-        raise ValueError(f"{path}: expected columns 'task' and '{PAPER_COLUMN}'")
-    return {int(r["task"]): float(r[PAPER_COLUMN]) for r in rows}
+    if not rows or column not in rows[0] or "task" not in rows[0]:
+        raise ValueError(f"{path}: expected columns 'task' and '{column}'")
+    return {int(r["task"]): float(r[column]) for r in rows}
 
 
 def find_reference(data: Path) -> Path | None:
@@ -78,32 +144,70 @@ def find_reference(data: Path) -> Path | None:
     return None
 
 
-def format_table(results: list[TaskResult], paper: dict[int, float], train_seconds: float, wall: float) -> str:
-    """A Markdown table: per-task test error beside the paper's, then mean error and failed tasks."""
-    lines = [
-        "| task | name | test error % | paper PE LS RN % | valid error % | seed | best epoch | train s |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for r in results:
-        ref = f"{paper[r.task]:.1f}" if r.task in paper else "–"
+def summary(errors: list[float]) -> str:
+    """``mean % (failed)`` of per-task test errors in %."""
+    return f"{sum(errors) / len(errors):.1f} ({sum(e > 100 * FAILED for e in errors)} failed)"
+
+
+def format_table(
+    runs: dict[int, list[TaskResult]], paper: dict[int, float], wall: float, column: str = PAPER_COLUMN
+) -> str:
+    """A Markdown table of per-task test errors beside the paper's ``column``, then the means and failed tasks.
+
+    With one run per task: that run's errors. With several: the run the paper's rule keeps (lowest training
+    error), the run the lowest validation error keeps, and the median run, each task on its own.
+    """
+    tasks = sorted(runs)
+    n = len(runs[tasks[0]])
+    has_paper = all(t in paper for t in tasks)
+    ref = column.replace("_", " ")
+    if n == 1:
+        header = f"| task | name | test error % | paper {ref} % | valid error % | seed | best epoch | train s |"
+    else:
+        header = (f"| task | name | lowest train error (the paper's rule) % | lowest valid error % | median % "
+                  f"| paper {ref} % | seeds kept (train, valid) | train s |")  # fmt: skip
+    lines = [header, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    columns: dict[str, list[float]] = {"train": [], "valid": [], "median": [], "paper": []}
+    for t in tasks:
+        by_train, by_valid = pick(runs[t], "train"), pick(runs[t], "valid")
+        median = statistics.median(100 * r.test_error for r in runs[t])
+        theirs = f"{paper[t]:.1f}" if t in paper else "–"
+        columns["train"].append(100 * by_train.test_error)
+        columns["valid"].append(100 * by_valid.test_error)
+        columns["median"].append(median)
+        columns["paper"] += [paper[t]] if t in paper else []
+        if n == 1:
+            lines.append(
+                f"| {t} | {by_valid.name} | {100 * by_valid.test_error:.1f} | {theirs} "
+                f"| {100 * by_valid.valid_error:.1f} | {by_valid.seed} | {by_valid.best_epoch} "
+                f"| {by_valid.seconds:.1f} |"
+            )
+        else:
+            lines.append(
+                f"| {t} | {by_train.name} | {100 * by_train.test_error:.1f} | {100 * by_valid.test_error:.1f} "
+                f"| {median:.1f} | {theirs} | {by_train.seed}, {by_valid.seed} | {by_train.seconds:.1f} |"
+            )
+    paper_mean = f"{sum(columns['paper']) / len(tasks):.1f}" if has_paper else "–"
+    if n == 1:
+        lines.append(f"| mean | | {sum(columns['valid']) / len(tasks):.1f} | {paper_mean} | | | | |")
+    else:
+        means = " | ".join(f"{sum(columns[c]) / len(tasks):.1f}" for c in ("train", "valid", "median"))
+        lines.append(f"| mean | | {means} | {paper_mean} | | |")
+    lines.append("")
+    paper_failed = f" (paper: {sum(e > 100 * FAILED for e in columns['paper'])})" if has_paper else ""
+    if n == 1:
+        failed = sum(e > 100 * FAILED for e in columns["valid"])
+        lines.append(f"failed tasks (error > 5 %): {failed} of {len(tasks)}{paper_failed}")
+    else:
         lines.append(
-            f"| {r.task} | {r.name} | {100 * r.test_error:.1f} | {ref} | {100 * r.valid_error:.1f} | {r.seed} "
-            f"| {r.best_epoch} | {r.seconds:.1f} |"
+            f"mean error (failed tasks, error > 5 %) of {len(tasks)}: lowest train error {summary(columns['train'])}, "
+            f"lowest valid error {summary(columns['valid'])}, median run {summary(columns['median'])}{paper_failed}"
         )
-    ours = [100 * r.test_error for r in results]
-    theirs = [paper[r.task] for r in results if r.task in paper]
-    failed = sum(e > 100 * FAILED for e in ours)
-    summary = f"| mean | | {sum(ours) / len(ours):.1f} | "
-    summary += f"{sum(theirs) / len(theirs):.1f} |" if len(theirs) == len(results) else "– |"
-    lines.append(summary + " | | | |")
-    paper_failed = sum(e > 100 * FAILED for e in theirs)
-    lines.append(
-        f"\nfailed tasks (error > 5 %): {failed} of {len(results)}"
-        + (f" (paper: {paper_failed})" if len(theirs) == len(results) else "")
-    )
-    runs = results[0].runs if results else 1
-    kept = f"{runs} seeds per task, the lowest validation error kept" if runs > 1 else "one run per task"
-    lines.append(f"training time: {train_seconds:.0f} s summed over the runs ({kept}); wall time {wall:.0f} s")
+    seconds = sum(r.seconds for t in tasks for r in runs[t])
+    if column == JOINT_COLUMN:
+        seconds = sum(r.seconds for r in runs[tasks[0]])  # one model per run serves every task
+    kept = f"{n} seeds per task" if n > 1 else "one run per task"
+    lines.append(f"training time: {seconds:.0f} s summed over the runs ({kept}); wall time {wall:.0f} s")
     return "\n".join(lines)
 
 
@@ -146,49 +250,59 @@ def parse_tasks(text: str) -> list[int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m attn.memn2n", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    for name, help_text in (("train", "train and test one task"), ("table", "train and test every task")):
+    helps = {"train": "train and test one task", "table": "one model per task, every task",
+             "joint": "one model for every task at once (the authors' joint recipe)"}  # fmt: skip
+    for name, help_text in helps.items():
+        recipe = JOINT_RECIPE if name == "joint" else dict(epochs=100, dim=20, decay_every=25, linear_start=20)
         sub = commands.add_parser(name, help=help_text)
         sub.add_argument("--data", type=Path, required=True, help="folder of qaN_*_train.txt / _test.txt files")
-        sub.add_argument("--seed", type=int, default=0)
-        sub.add_argument("--epochs", type=positive_int, default=100, help="epochs after the 20 linear-start epochs")
-        sub.add_argument("--dim", type=positive_int, default=20, help="embedding size d (the paper: 20)")
+        sub.add_argument("--seed", type=int, default=0, help="the first seed (runs use seed, seed+1, ...)")
+        sub.add_argument("--epochs", type=positive_int, default=recipe["epochs"], help="epochs after the linear start")
+        sub.add_argument("--dim", type=positive_int, default=recipe["dim"], help="embedding size d")
         sub.add_argument("--lr", type=positive_float, default=0.01, help="learning rate after the linear start")
+        sub.add_argument("--decay-every", type=positive_int, default=recipe["decay_every"],
+                         help="halve the learning rate every N epochs")  # fmt: skip
+        sub.add_argument("--linear-start", type=positive_int, default=recipe["linear_start"],
+                         help="epochs without the softmax first")  # fmt: skip
+        if name != "train":
+            sub.add_argument("--tasks", type=parse_tasks, default=list(range(1, 21)), help="e.g. 1-20 or 1,2,16")
+            sub.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1, help="runs trained in parallel")
+            sub.add_argument("--runs", type=positive_int, default=1,
+                             help="seeds per task (the paper: 10, the lowest training error kept)")  # fmt: skip
+            sub.add_argument("--reference", type=Path,
+                             help=f"CSV of the paper's errors (default: ../reference/{REFERENCE_NAME})")  # fmt: skip
     commands.choices["train"].add_argument("--task", type=int, required=True, choices=range(1, 21), metavar="N")
-    table = commands.choices["table"]
-    table.add_argument("--tasks", type=parse_tasks, default=list(range(1, 21)), help="e.g. 1-20 (default) or 1,2,16")
-    table.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1, help="runs trained in parallel")
-    table.add_argument(
-        "--runs", type=positive_int, default=1, help="seeds per task; the one with the lowest validation error is kept"
-    )
-    table.add_argument(
-        "--reference", type=Path, help=f"CSV of the paper's errors (default: ../reference/{REFERENCE_NAME})"
-    )
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         parser.error(f"--data {args.data} is not a folder")
+    recipe = dict(decay_every=args.decay_every, linear_start=args.linear_start)
 
     if args.command == "train":
-        r = run_task(args.data, args.task, args.seed, args.epochs, args.dim, args.lr, progress=True)
+        r = run_task(args.data, args.task, args.seed, args.epochs, args.dim, args.lr, progress=True, **recipe)
         print(
             f"task {r.task} ({r.name}): test error {100 * r.test_error:.1f} %, valid error "
-            f"{100 * r.valid_error:.1f} % (epoch {r.best_epoch}), {r.seconds:.1f} s of training"
+            f"{100 * r.valid_error:.1f} % (epoch {r.best_epoch}), train error {100 * r.train_error:.1f} %, "
+            f"{r.seconds:.1f} s of training"
         )
         return 0
 
+    column = JOINT_COLUMN if args.command == "joint" else PAPER_COLUMN
     reference = args.reference or find_reference(args.data)
-    paper = read_reference(reference)
+    paper = read_reference(reference, column)
     start = time.perf_counter()
     seeds = range(args.seed, args.seed + args.runs)
+    common = (args.epochs, args.dim, args.lr, False)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {
-            (t, s): pool.submit(run_task, args.data, t, s, args.epochs, args.dim, args.lr, False)
-            for t in args.tasks
-            for s in seeds
-        }
-        done = {key: f.result() for key, f in tqdm(futures.items(), desc="training runs", unit="run")}
-    results = [pick([done[t, s] for s in seeds]) for t in args.tasks]
-    wall = time.perf_counter() - start
-    print(format_table(results, paper, sum(r.seconds for r in results), wall))
+        if args.command == "joint":
+            futures = {s: pool.submit(run_joint, args.data, args.tasks, s, *common, **recipe) for s in seeds}
+            joint = {s: f.result() for s, f in tqdm(futures.items(), desc="joint runs", unit="run")}
+            runs = {t: [joint[s][i] for s in seeds] for i, t in enumerate(args.tasks)}
+        else:
+            futures = {(t, s): pool.submit(run_task, args.data, t, s, *common, **recipe)
+                       for t in args.tasks for s in seeds}  # fmt: skip
+            done = {key: f.result() for key, f in tqdm(futures.items(), desc="training runs", unit="run")}
+            runs = {t: [done[t, s] for s in seeds] for t in args.tasks}
+    print(format_table(runs, paper, time.perf_counter() - start, column))
     if reference is None:
         print("(no reference CSV found: pass --reference to print the paper's column)")
     return 0

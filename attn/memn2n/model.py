@@ -58,11 +58,17 @@ def position_encoding(lengths: torch.Tensor, J: int, d: int) -> torch.Tensor:
     with the word's place. (The printed form, at half the scale, leaves basic induction, task 16, at ~50 %
     error here.) ``J`` is the padded width; each sentence uses its own length (``lengths``); padding gets 0.
     """
-    J_s = lengths.clamp_min(1).unsqueeze(-1).unsqueeze(-1).float()  # (..., 1, 1)
-    j = torch.arange(1, J + 1, dtype=torch.float).unsqueeze(-1)  # (J, 1)
+    a, b = _position_factors(lengths, J, d)  # (d,), (..., J)
+    j = torch.arange(1, J + 1)  # (J,)
+    return (1 + b.unsqueeze(-1) * a) * (j <= lengths.unsqueeze(-1)).unsqueeze(-1)  # (..., J, d)
+
+
+def _position_factors(lengths: torch.Tensor, J: int, d: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``l_kj = 1 + a_k b_j``: ``a_k = 4 (k - (d+1)/2) / d`` ``(d,)`` and ``b_j = (j - (J+1)/2) / J`` ``(..., J)``."""
     k = torch.arange(1, d + 1, dtype=torch.float)  # (d,)
-    weights = 1 + 4 * (k - (d + 1) / 2) * (j - (J_s + 1) / 2) / (d * J_s)  # (..., J, d)
-    return weights * (j <= J_s)  # (..., J, d): zero past each sentence's end
+    J_s = lengths.clamp_min(1).unsqueeze(-1).float()  # (..., 1): each sentence's own length
+    j = torch.arange(1, J + 1, dtype=torch.float)  # (J,)
+    return 4 * (k - (d + 1) / 2) / d, (j - (J_s + 1) / 2) / J_s
 
 
 def memory_read(
@@ -121,10 +127,28 @@ class MemN2N(nn.Module):
 
     def encode(self, k: int, words: torch.Tensor) -> torch.Tensor:
         """Sentence vectors ``Σ_j l_j ⊙ E_k x_j`` (eq. 4 with §4.1's weights): ``(..., J) -> (..., d)``."""
-        x = self.E[k](words)  # (..., J, d)
+        return self.encode_tables(range(k, k + 1), words).squeeze(-2)
+
+    def encode_tables(self, tables: range, words: torch.Tensor) -> torch.Tensor:
+        """:meth:`encode` with several tables in one lookup: ``(..., J) -> (..., len(tables), d)``.
+
+        With position encoding, ``l_kj = 1 + a_k b_j`` splits the sum in two bags of words (no ``(..., J, d)``
+        tensor is built): ``Σ_j l_kj (E x_j)_k = Σ_j (E x_j)_k + a_k Σ_j b_j (E x_j)_k``.
+        """
+        n, d, J = len(tables), self.config.d, words.shape[-1]
+        weight = torch.cat([self.E[k].weight for k in tables], dim=-1)  # (V, n d)
+        if J == 0:
+            return weight.new_zeros(*words.shape[:-1], n, d)
+        flat = words.reshape(-1)  # (N J,): one bag per sentence, the null word 0 left out
+        offsets = torch.arange(0, flat.numel(), J, device=words.device)  # (N,)
+        x = nn.functional.embedding_bag(flat, weight, offsets, mode="sum", padding_idx=0)  # (N, n d)
         if self.config.encoding == "position":
-            x = x * position_encoding((words != 0).sum(-1), words.shape[-1], self.config.d)
-        return x.sum(-2)  # (..., d)
+            a, b = _position_factors((words != 0).sum(-1), J, d)  # (d,), (..., J)
+            tilt = nn.functional.embedding_bag(
+                flat, weight, offsets, mode="sum", per_sample_weights=b.reshape(-1), padding_idx=0
+            )  # (N, n d): Σ_j b_j E x_j
+            x = x + a.repeat(n) * tilt
+        return x.view(*words.shape[:-1], n, d)  # (..., n, d)
 
     def forward(
         self,
@@ -137,14 +161,17 @@ class MemN2N(nn.Module):
     ) -> MemN2NOutput:
         B, M, J = _check_inputs(story, query, lengths, time, self.config)
         mask = padding_mask(lengths, M)  # (B, M)
-        memories = [self.encode(k, story) for k in range(self.config.hops + 1)]  # K+1 of (B, M, d)
+        K, d = self.config.hops, self.config.d
+        memories = self.encode_tables(range(K + 1), story)  # (B, M, K+1, d): memories[:, :, k] from table E_k
         if self.T is not None:
             time = time_index(lengths, M) if time is None else time.clamp_max(self.config.memory_size - 1)
-            memories = [mem + T(time) for mem, T in zip(memories, self.T, strict=True)]
+            T = torch.cat([table.weight for table in self.T], dim=-1)  # (memory_size, (K+1) d)
+            memories = memories + T[time].unflatten(-1, (K + 1, d))  # (B, M, K+1, d): + T_k(i)
         u = self.encode(0, query)  # (B, d)
         attention = []
-        for k in range(self.config.hops):
-            o, p = memory_read(u, memories[k], memories[k + 1], mask, linear)  # m_i from A^k, c_i from C^k
+        for k in range(K):
+            m, c = memories[:, :, k], memories[:, :, k + 1]  # (B, M, d): m_i from A^k, c_i from C^k = A^{k+1}
+            o, p = memory_read(u, m, c, mask, linear)
             u = u + o  # eq. 5's adjacent form: u^{k+1} = u^k + o^k
             attention.append(p)
         logits = u @ self.E[-1].weight.T  # (B, V): a = softmax(W(o^K + u^K)), eq. 3

@@ -192,12 +192,13 @@ def attend(
     :class:`torch.nn.MultiheadAttention`); the weights returned are the softmax.
     """
     _check_attend_args(scores, value, mask, dropout)
+    empty = None
     if mask is not None:
-        # -inf where masked, built at the mask's own (usually small) shape and broadcast in one addition:
-        # masked keys get weight exactly 0, and the backward pass has no fill to undo.
-        bias = torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device).masked_fill_(~mask, float("-inf"))
-        scores = scores + bias
-    weights = softmax(scores, dim=-1)  # (..., Tq, Tk)
+        bias, empty = _mask_bias(mask, scores.dtype)  # -inf where masked, at the mask's own shape
+        scores = scores + bias  # broadcast in one addition
+    weights = softmax(scores, dim=-1)  # (..., Tq, Tk); rows of -inf only get zero weights
+    if empty is not None:
+        weights = weights.masked_fill(empty, 0.0)  # rows the mask leaves nothing to attend to
     used = torch.nn.functional.dropout(weights, dropout) if dropout > 0 else weights
     return used @ value, weights  # (..., Tq, d_v), (..., Tq, Tk)
 
@@ -218,6 +219,65 @@ def scaled_dot_product_attention(
     the opposite). ``scale`` defaults to ``1 / √d_k``. Fully masked rows give zero weights and output.
     ``dropout`` (training only) drops weights for the output, not from the weights returned.
     """
+    _check_sdpa_args(query, key, value, mask, dropout)
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else _finite_number("scale", scale)
+    bias, empty = _mask_bias(mask, query.dtype) if mask is not None else (None, None)
+    scores = _scaled_scores(query, key, scale, bias)  # (..., Tq, Tk): Q Kᵀ · scale + bias, one matrix product
+    weights = _softmax_last(scores)  # (..., Tq, Tk)
+    if empty is not None:
+        weights = weights.masked_fill(empty, 0.0)  # rows with nothing to attend to: zero weights, zero output
+    used = torch.nn.functional.dropout(weights, dropout) if dropout > 0 else weights
+    return used @ value, weights  # (..., Tq, d_v), (..., Tq, Tk)
+
+
+def _mask_bias(mask: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The additive form of a bool mask, at the mask's own (usually small) shape: 0 where it may attend, -inf
+    where not, so masked keys get weight exactly 0 and the backward pass has no fill to undo. Rows with nothing
+    to attend to get 0 instead (finite scores, no NaN); they are returned as ``empty (..., Tq, 1)`` (None if
+    there are none) for the caller to zero their weights."""
+    bias = torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(~mask, float("-inf"))
+    empty = ~mask.any(dim=-1, keepdim=True)  # (..., Tq or 1, 1)
+    if not bool(empty.any()):
+        return bias, None
+    return bias.masked_fill_(empty, 0.0), empty
+
+
+def _scaled_scores(query: torch.Tensor, key: torch.Tensor, scale: float, bias: torch.Tensor | None) -> torch.Tensor:
+    """``query @ keyᵀ * scale + bias`` ``(..., Tq, Tk)``; with equal batch dimensions, one ``baddbmm`` (the scale
+    and the bias folded into the matrix product: no extra pass over the scores)."""
+    *batch, Tq, _ = query.shape
+    Tk = key.shape[-2]
+    if tuple(batch) != tuple(key.shape[:-2]) or query.dtype in _LOW_PRECISION:
+        scores = (query * scale) @ key.transpose(-2, -1)
+        return scores if bias is None else scores + bias
+    N = math.prod(batch)
+    q = query.reshape(N, Tq, query.shape[-1])  # (N, Tq, d_k)
+    k = key.reshape(N, Tk, key.shape[-1])  # (N, Tk, d_k)
+    if bias is None:
+        scores = torch.baddbmm(q.new_zeros(()), q, k.transpose(-2, -1), beta=0.0, alpha=scale)
+    else:
+        if bias.dim() < 2:
+            bias = bias.view(*(1,) * (2 - bias.dim()), *bias.shape)  # (1, Tk) or (1, 1)
+        lead = bias.shape[:-2]
+        if len(lead) > len(batch) or _broadcast_shapes(lead, tuple(batch)) != tuple(batch):
+            scores = (query * scale) @ key.transpose(-2, -1)
+            return scores + bias  # the mask adds batch dimensions: broadcast the ordinary way
+        bias = bias.expand(*batch, *bias.shape[-2:]).reshape(N, *bias.shape[-2:])  # (N, Tq or 1, Tk or 1)
+        scores = torch.baddbmm(bias, q, k.transpose(-2, -1), alpha=scale)  # (N, Tq, Tk)
+    return scores.view(*batch, Tq, Tk)
+
+
+def _softmax_last(scores: torch.Tensor) -> torch.Tensor:
+    """``torch.softmax`` over the last dimension, in float32 for float16 and bfloat16."""
+    if scores.dtype in _LOW_PRECISION:
+        return torch.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)
+    return torch.softmax(scores, dim=-1)
+
+
+def _check_sdpa_args(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None, dropout: float
+) -> None:
+    check_dropout(dropout)
     _check_query_key(query, key)
     _require_tensor("value", value, 2)
     _same_dtype(query=query, key=key, value=value)
@@ -226,9 +286,10 @@ def scaled_dot_product_attention(
             f"key has length Tk={key.shape[-2]} but value has length {value.shape[-2]} "
             f"(key {_shape(key)}, value {_shape(value)})"
         )
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else _finite_number("scale", scale)
-    scores = dot_product_scores(query * scale, key)  # (..., Tq, Tk)
-    return attend(scores, value, mask, dropout)
+    if mask is not None:
+        batch = _broadcast_shapes(query.shape[:-2], key.shape[:-2])
+        _check_mask(mask, (*batch, query.shape[-2], key.shape[-2]), query.device)
+    _check_batch("query", query, "value", value)
 
 
 def _check_attend_args(

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from typing import TypeVar
 
 import torch
 from tqdm.auto import tqdm
 
-__all__ = ["over_seeds"]
+__all__ = ["over_runs", "over_seeds"]
 
 Result = TypeVar("Result")
 
@@ -34,23 +35,39 @@ def over_seeds(
     seeds = list(seeds)
     if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise ValueError(f"seeds must be one or more ints, got {seeds!r}")
+    return over_runs([partial(run, seed=seed) for seed in seeds], jobs=jobs, progress=progress, desc="seeds")
+
+
+def over_runs(
+    runs: Sequence[Callable[[], Result]], *, jobs: int | None = None, progress: bool = False, desc: str = "runs"
+) -> list[Result]:
+    """``[run() for run in runs]``, computed ``jobs`` at a time in separate processes (one thread each).
+
+    Different experiments (several models, each from several seeds) share one pool of workers: one start-up
+    (2-4 s) instead of one per experiment, and no core waits while another experiment's last run finishes.
+    Every run must be picklable (e.g. a :func:`functools.partial` of a module's function); the results come back
+    in the order of ``runs``, each as ``run()`` called here with ``torch.set_num_threads(1)`` gives it.
+    """
+    runs = list(runs)
+    if not runs or not all(callable(run) for run in runs):
+        raise ValueError(f"runs must be one or more callables, got {runs!r}")
     if jobs is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        jobs = min(len(seeds), cores)
+        jobs = min(len(runs), cores)
     if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
         raise ValueError(f"jobs must be a positive int, got {jobs!r}")
-    bar = tqdm(total=len(seeds), desc="seeds", disable=not progress)
+    bar = tqdm(total=len(runs), desc=desc, disable=not progress)
     if jobs == 1:
         results = []
-        for seed in seeds:
-            results.append(run(seed=seed))
+        for run in runs:
+            results.append(run())
             bar.update()
         bar.close()
         return results
     # "spawn" on every system: a fresh interpreter per worker works in notebooks and on macOS and Windows alike
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_one_thread) as pool:
-        futures = [pool.submit(run, seed=seed) for seed in seeds]
+        futures = [pool.submit(run) for run in runs]
         for future in futures:
             future.add_done_callback(lambda _: bar.update())
         results = [future.result() for future in futures]

@@ -1,7 +1,15 @@
-"""attn.scaled_dot_product_attention vs torch.nn.functional.scaled_dot_product_attention, forward+backward.
+"""attn.scaled_dot_product_attention against PyTorch's two attention paths, forward+backward.
 
-Prints one table: median time of each (same run, same threads), the ratio attn / torch, and the peak extra
-memory of one forward+backward; then the time to execute chapter 1. Usage:
+The two references, measured in the same run with the same threads:
+
+- **math**: ``torch.ops.aten._scaled_dot_product_attention_math``, PyTorch's eager attention that, like attn,
+  returns the weights (what ``nn.MultiheadAttention`` runs with ``need_weights=True``);
+- **fused**: ``torch.nn.functional.scaled_dot_product_attention``, the fused kernel, which never stores the
+  weights and returns only the output.
+
+Prints one table (median times, the ratios attn / math and attn / fused, the peak extra memory of one
+forward+backward) and, for attn, what the causal mask costs (causal time / unmasked time); then the time to
+execute chapter 1. Usage:
 
     .venv/bin/python benchmarks/attention_core.py [--quick] [--threads N]
 """
@@ -14,11 +22,13 @@ import sys
 
 import torch
 import torch.nn.functional as F
-from common import ROOT, median_seconds, peak_extra_mib, time_notebook
+from common import ROOT, paired_medians, peak_extra_mib, time_notebook
 from tqdm import tqdm
 
 import attn
 
+IMPLS = ("attn", "math", "fused")
+GOALS = {"math": 1.3, "causal": 1.2}  # attn / math time at most; attn's causal / unmasked time at most
 # (B, H, T, d_k)
 SIZES = [(32, 4, 32, 16), (16, 8, 64, 32), (8, 8, 128, 64), (4, 8, 256, 64), (2, 8, 512, 64), (1, 8, 1024, 64)]
 
@@ -29,6 +39,8 @@ def step(impl: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: tor
             t.grad = None
         if impl == "attn":
             out, _ = attn.scaled_dot_product_attention(q, k, v, mask)
+        elif impl == "math":
+            out, _ = torch.ops.aten._scaled_dot_product_attention_math(q, k, v, attn_mask=mask)
         else:
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         out.sum().backward()
@@ -51,21 +63,31 @@ def main() -> None:
         g = torch.Generator().manual_seed(0)
         q, k, v = (torch.randn(B, H, T, d_k, generator=g, requires_grad=True) for _ in range(3))
         mask = attn.causal_mask(T) if causal else None
-        t_attn = median_seconds(step("attn", q, k, v, mask), repeats)
-        t_torch = median_seconds(step("torch", q, k, v, mask), repeats)
-        m_attn = peak_extra_mib(step("attn", q, k, v, mask))
-        m_torch = peak_extra_mib(step("torch", q, k, v, mask))
-        rows.append(((B, H, T, d_k), causal, t_attn, t_torch, m_attn, m_torch))
+        runs = [step(impl, q, k, v, mask) for impl in IMPLS]
+        times = paired_medians(runs, repeats)
+        memory = [peak_extra_mib(run) for run in runs]
+        rows.append(((B, H, T, d_k), causal, times, memory))
 
     def mib(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.1f}"
 
-    print(f"\nforward+backward, float32, {args.threads} threads, torch {torch.__version__}, median of {repeats}")
-    print(f"{'B, H, T, d_k':>18} {'mask':>7} {'attn ms':>9} {'torch ms':>9} {'ratio':>6} "
-          f"{'attn MiB':>9} {'torch MiB':>9}")  # fmt: skip
-    for size, causal, t_a, t_t, m_a, m_t in rows:
-        print(f"{str(size)[1:-1]:>18} {'causal' if causal else 'none':>7} {1e3 * t_a:9.2f} {1e3 * t_t:9.2f} "
-              f"{t_a / t_t:6.2f} {mib(m_a):>9} {mib(m_t):>9}")  # fmt: skip
+    print(f"\nforward+backward, float32, {args.threads} threads, torch {torch.__version__}, median of {repeats} "
+          "(the three timed in alternation)")  # fmt: skip
+    print("| B, H, T, d_k | mask | attn ms | math ms | attn / math | fused ms | attn / fused "
+          "| attn MiB | math MiB | fused MiB |")  # fmt: skip
+    print("| --- | --- |" + " ---: |" * 8)
+    plain = {}
+    for size, causal, (t_a, t_m, t_f), (m_a, m_m, m_f) in rows:
+        plain.setdefault(size, t_a)
+        print(f"| {str(size)[1:-1]} | {'causal' if causal else 'none'} | {1e3 * t_a:.2f} | {1e3 * t_m:.2f} "
+              f"| {t_a / t_m:.2f} | {1e3 * t_f:.2f} | {t_a / t_f:.2f} "
+              f"| {mib(m_a)} | {mib(m_m)} | {mib(m_f)} |")  # fmt: skip
+    worst = max(t_a / t_m for _, _, (t_a, t_m, _), _ in rows)
+    causal_cost = [t_a / plain[size] for size, causal, (t_a, _, _), _ in rows if causal]
+    print(
+        f"\nattn / math at most {worst:.2f} (goal {GOALS['math']}); attn's causal / unmasked time "
+        f"{min(causal_cost):.2f} to {max(causal_cost):.2f} (goal at most {GOALS['causal']})"
+    )
 
     if not args.quick:
         print("\nchapter execution (fresh kernel, kernel start-up included)")

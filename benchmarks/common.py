@@ -26,6 +26,21 @@ def median_seconds(fn: Callable[[], object], repeats: int = 7, warmup: int = 2) 
     return statistics.median(times)
 
 
+def paired_medians(fns: list[Callable[[], object]], repeats: int, warmup: int = 2) -> list[float]:
+    """Median wall time of each ``fn()``; the functions run in turn within every repeat, so drift in the load
+    of a shared machine falls on all of them alike."""
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, out in zip(fns, times, strict=True):
+            start = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
+
+
 def _status_kib(field: str) -> int | None:
     try:
         for line in Path("/proc/self/status").read_text().splitlines():

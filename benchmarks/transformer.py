@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 
 import torch
-from common import ROOT, peak_extra_mib, time_notebook
+from common import ROOT, paired_medians, peak_extra_mib, time_notebook
 from torch import nn
 from tqdm import tqdm
 
@@ -44,21 +44,6 @@ GOALS = {"weights": 1.1, "fused": 1.05, "training": 0.9}  # attn / torch time at
 SIZES = [(32, 32, 64, 4), (16, 64, 128, 8), (8, 128, 256, 8), (4, 256, 256, 8), (2, 512, 512, 8)]
 SIZES_QUICK = [(8, 16, 32, 4), (4, 32, 64, 4)]
 BATCH = 64
-
-
-def paired_medians(fns: list[Callable[[], object]], repeats: int, warmup: int = 2) -> list[float]:
-    """Median wall time of each ``fn()``; the functions run in turn within every repeat, so drift in the load
-    of a shared machine falls on all of them alike."""
-    for _ in range(warmup):
-        for fn in fns:
-            fn()
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, out in zip(fns, times, strict=True):
-            start = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - start)
-    return [statistics.median(t) for t in times]
 
 
 def copy_weights(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:

@@ -23,8 +23,13 @@ def test_attention_core_benchmark_prints_its_table():
     out = run_benchmark("attention_core.py", "--quick", "--threads", "1")
     lines = out.splitlines()
     header = next(i for i, line in enumerate(lines) if "attn ms" in line)
-    rows = [line.split() for line in lines[header + 1 :] if line.strip()]
-    assert len(rows) >= 4 and all(float(row[-3]) > 0 for row in rows)  # ratio column
+    assert lines[header].split("|")[3:8] == [" attn ms ", " math ms ", " attn / math ", " fused ms ", " attn / fused "]
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in lines[header + 2 : header + 6]]
+    assert [row[1] for row in rows] == ["none", "causal"] * 2
+    for row in rows:
+        attn_ms, math_ms, ratio = float(row[2]), float(row[3]), float(row[4])
+        assert ratio == pytest.approx(attn_ms / math_ms, rel=0.05, abs=0.01)
+    assert "attn's causal / unmasked time" in out
 
 
 def test_alignment_benchmark_prints_both_tables():
@@ -49,7 +54,8 @@ def test_babi_table_benchmark_prints_its_tables():
     assert ours > 0 and theirs > 0 and ratio == pytest.approx(ours / theirs, rel=0.05, abs=0.01)
     assert "MemN2N training step" in out
     rows = [line for line in out.splitlines() if line.startswith("| 1 |") or line.startswith("| 16 |")]
-    assert len(rows) == 2 and "| mean |" in out and "failed tasks" in out
+    assert len(rows) == 4 and out.count("| mean |") == 2  # one model per task, then the joint model
+    assert "lowest train error (the paper's rule) %" in out and "paper PE LS RN joint %" in out
 
 
 def test_transformer_benchmark_prints_both_tables():

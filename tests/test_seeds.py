@@ -5,7 +5,7 @@ from functools import partial
 import pytest
 import torch
 
-from attn.seeds import over_seeds
+from attn.seeds import over_runs, over_seeds
 from attn.train import fit, seeded
 
 
@@ -41,3 +41,16 @@ def test_worker_processes_give_the_numbers_of_a_run_here():
 def test_bad_seeds_or_jobs_are_named(seeds, jobs, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
         over_seeds(partial(_train, 1), seeds, jobs=jobs)
+
+
+def test_one_pool_for_different_experiments_keeps_their_order_and_numbers():
+    torch.set_num_threads(1)
+    runs = [partial(_train, 20, seed=0), partial(_train, 30, seed=1), partial(_train, 10, seed=0)]
+    there = over_runs(runs, jobs=2)
+    assert [len(loss) for loss, _ in there] == [20, 30, 10]
+    for (loss_there, w_there), run in zip(there, runs, strict=True):
+        loss_here, w_here = run()
+        assert loss_here == loss_there and torch.equal(w_here, w_there)
+    for bad in ([], [1, 2]):
+        with pytest.raises(ValueError, match="runs must be one or more callables"):
+            over_runs(bad)

@@ -86,6 +86,30 @@ def test_multi_head_attention_matches_torch(case):
     close(grad, ref_grad)
 
 
+@pytest.mark.parametrize("shared", ["self", "key-value"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_one_input_for_several_projections_gives_torchs_result_and_gradients(shared, bias):
+    """Self-attention (Q, K and V from x) and cross-attention (K and V from one memory) project in one product."""
+    ours = randomize(MultiHeadAttention(D, H, bias=bias), seed=1)
+    theirs = nn.MultiheadAttention(D, H, bias=bias, batch_first=True)
+    copy_attention(ours, theirs)
+    x = randn(B, TK, D, seed=2).requires_grad_()
+    q = x if shared == "self" else randn(B, TQ, D, seed=3).requires_grad_()
+    mask = causal_mask(TK) if shared == "self" else KEEP[:, None, None, :]
+    kwargs = {"attn_mask": ~mask} if shared == "self" else {"key_padding_mask": ~KEEP}
+    for need_weights in (True, False):
+        out, weights = ours(q, x, x, mask, need_weights=need_weights)
+        ref_out, ref_weights = theirs(q, x, x, need_weights=True, average_attn_weights=False, **kwargs)
+        close(out, ref_out)
+        if need_weights:
+            close(weights, ref_weights)
+        inputs = [x] if shared == "self" else [x, q]
+        grads = torch.autograd.grad(out.square().sum(), [*inputs, ours.W_q.weight, ours.W_k.weight, ours.W_v.weight])
+        ref_grads = torch.autograd.grad(ref_out.square().sum(), [*inputs, theirs.in_proj_weight])
+        for grad, ref_grad in zip([*grads[: len(inputs)], torch.cat(grads[len(inputs) :])], ref_grads, strict=True):
+            close(grad, ref_grad, atol=1e-4, rtol=1e-4)  # sums of up to 3 Tk D terms of size ~1
+
+
 @pytest.mark.parametrize("case", ["none", "causal", "padding", "cross", "per-batch", "no-bias"])
 def test_fused_path_equals_the_weights_path(case):
     mask, _, Tq, Tk, bias = _attention_case(case)

@@ -170,6 +170,8 @@ def train_memn2n(
     seed: int = 0,
     vocab: Vocab | None = None,
     progress: bool = True,
+    linear_until: str = "epochs",
+    keep: str = "best",
     **config: Any,
 ) -> MemN2NRun:
     """Train a :class:`MemN2N` with the paper's recipe (§4.2), seeded; keep the best validation epoch.
@@ -179,7 +181,14 @@ def train_memn2n(
     at ``linear_lr`` (as in the authors' code: 20 epochs at 0.005), then ``epochs`` epochs with it at ``lr``,
     halved every ``decay_every`` epochs. SGD, batches of 32, gradient norm clipped at 40, ``noise`` = the
     fraction of random empty memories for the temporal encoding. ``config`` sets :class:`MemN2NConfig` fields.
+    ``linear_until="valid_loss"`` ends the linear start early, at the first epoch whose validation loss does not
+    fall (the paper's text; ``"epochs"``: all ``linear_start`` epochs, as in the authors' code). ``keep="last"``
+    keeps the final weights (the authors' code) instead of the best validation epoch's.
     """
+    if linear_until not in ("epochs", "valid_loss"):
+        raise ValueError(f"linear_until must be 'epochs' or 'valid_loss', got {linear_until!r}")
+    if keep not in ("best", "last"):
+        raise ValueError(f"keep must be 'best' or 'last', got {keep!r}")
     _check_recipe(epochs=epochs, linear_start=linear_start, batch_size=batch_size, decay_every=decay_every,
                   lr=lr, linear_lr=linear_lr, max_grad_norm=max_grad_norm, noise=noise)  # fmt: skip
     if valid is None:
@@ -197,11 +206,13 @@ def train_memn2n(
     history = MemN2NHistory()
     best: tuple[float, float] | None = None
     best_state = None
-    schedule = [("linear", linear_lr)] * linear_start + [
-        ("softmax", lr * 0.5 ** (e // decay_every)) for e in range(epochs)
-    ]
-    bar = tqdm(schedule, disable=not progress, desc="epochs", leave=False)
-    for epoch, (phase, epoch_lr) in enumerate(bar, start=1):
+    softmax_schedule = [("softmax", lr * 0.5 ** (e // decay_every)) for e in range(epochs)]
+    schedule = [("linear", linear_lr)] * linear_start + softmax_schedule
+    bar = tqdm(total=len(schedule), disable=not progress, desc="epochs", leave=False)
+    epoch = 0
+    while epoch < len(schedule):
+        phase, epoch_lr = schedule[epoch]
+        epoch += 1
         start = time.perf_counter()
         linear = phase == "linear"
         optimizer = torch.optim.SGD(model.parameters(), lr=epoch_lr)
@@ -230,10 +241,15 @@ def train_memn2n(
             "valid_error": scores["error"],
         }
         history.epochs.append(record)
+        bar.update()
         bar.set_postfix(valid_error=f"{scores['error']:.3f}")
         key = (scores["error"], scores["loss"])
-        if not linear and (best is None or key <= best):
+        if not linear and (best is None or key <= best or keep == "last"):
             best, best_state, history.best_epoch = key, copy.deepcopy(model.state_dict()), epoch
+        previous = history.epochs[-2]["valid_loss"] if len(history.epochs) > 1 else float("inf")
+        if linear and linear_until == "valid_loss" and scores["loss"] >= previous:
+            schedule = schedule[:epoch] + softmax_schedule  # the validation loss stopped falling: softmax back in
+    bar.close()
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()

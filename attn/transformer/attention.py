@@ -64,10 +64,7 @@ class MultiHeadAttention(nn.Module):
         computes the same output with far less memory (and, for longer sequences, faster)."""
         B, Tq, Tk = self._check(query, key, value)
         mask = self._mask(mask, B, Tq, Tk, query.device)
-        H, d_k = self.h, self.d_k
-        q = self.W_q(query).view(B, Tq, H, d_k).transpose(1, 2)  # (B, H, Tq, d_k)
-        k = self.W_k(key).view(B, Tk, H, d_k).transpose(1, 2)  # (B, H, Tk, d_k)
-        v = self.W_v(value).view(B, Tk, H, d_k).transpose(1, 2)  # (B, H, Tk, d_k)
+        q, k, v = self._project(query, key, value)  # (B, H, Tq, d_k), (B, H, Tk, d_k), (B, H, Tk, d_k)
         p = self.dropout if self.training else 0.0
         weights = None
         if need_weights:
@@ -92,15 +89,13 @@ class MultiHeadAttention(nn.Module):
         if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
             got = _shape(x) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"x must have shape (B, Tn, d_model={self.d_model}), got {got}")
-        (B, Tn, _), H, d_k = x.shape, self.h, self.d_k
-        k = self.W_k(x).view(B, Tn, H, d_k).transpose(1, 2)  # (B, H, Tn, d_k)
-        v = self.W_v(x).view(B, Tn, H, d_k).transpose(1, 2)  # (B, H, Tn, d_k)
+        B, Tn, _ = x.shape
+        q, k, v = self._project(x, x, x)  # (B, H, Tn, d_k) each
         if past is not None:
             self._check_past(past, x)
             k = torch.cat([past.key, k], dim=2)  # (B, H, T, d_k)
             v = torch.cat([past.value, v], dim=2)  # (B, H, T, d_k)
         mask = self._mask(mask, B, Tn, k.shape[2], x.device)
-        q = self.W_q(x).view(B, Tn, H, d_k).transpose(1, 2)  # (B, H, Tn, d_k)
         p = self.dropout if self.training else 0.0
         weights = None
         if need_weights:
@@ -109,6 +104,27 @@ class MultiHeadAttention(nn.Module):
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, Tn, d_k)
         concat = heads.transpose(1, 2).reshape(B, Tn, self.d_model)  # (B, Tn, H * d_k)
         return self.W_o(concat), weights, KeyValue(k, v)
+
+    def _project(
+        self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``Q W_Q``, ``K W_K``, ``V W_V`` split into heads ``(B, H, T, d_k)``. Inputs that are one tensor (key and
+        value; and query, in self-attention) are projected in one matrix product with the weights stacked."""
+        (B, Tq, _), Tk, H, d_k = query.shape, key.shape[1], self.h, self.d_k
+        if key is value:
+            layers = [self.W_q, self.W_k, self.W_v] if query is key else [self.W_k, self.W_v]
+            weight = torch.cat([layer.weight for layer in layers])  # (n d_model, d_model)
+            bias = None if self.W_k.bias is None else torch.cat([layer.bias for layer in layers])
+            heads = F.linear(key, weight, bias).view(B, Tk, len(layers), H, d_k).permute(2, 0, 3, 1, 4)
+            if len(layers) == 3:
+                q, k, v = heads.unbind(0)  # (B, H, T, d_k) each
+                return q, k, v
+            k, v = heads.unbind(0)  # (B, H, Tk, d_k) each
+        else:
+            k = self.W_k(key).view(B, Tk, H, d_k).transpose(1, 2)  # (B, H, Tk, d_k)
+            v = self.W_v(value).view(B, Tk, H, d_k).transpose(1, 2)  # (B, H, Tk, d_k)
+        q = self.W_q(query).view(B, Tq, H, d_k).transpose(1, 2)  # (B, H, Tq, d_k)
+        return q, k, v
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, num_heads={self.h}, d_k={self.d_k}, dropout={self.dropout}"

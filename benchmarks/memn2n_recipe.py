@@ -12,7 +12,9 @@ authors' MATLAB code (facebook/MemNN, MemN2N-babi-matlab) differ from the book's
 - ``PE padded width``: position encoding over the padded sentence width J (the authors' code), not each
   sentence's own length (the paper's text);
 - ``noise as authors``: each story's sentences get a random sorted subset of L + n time slots, n uniform in
-  0..ceil(L/10) (the authors' code), not an independent 10 % chance of a blank after each sentence.
+  0..ceil(L/10) (the authors' code), not an independent 10 % chance of a blank after each sentence;
+- ``empty slots attended``: the memory slots past a story's end take part in the softmax as zero vectors
+  (score 0, read 0), as in the authors' code, instead of being masked out.
 
     .venv/bin/python benchmarks/memn2n_recipe.py [--tasks 3,6,10,11,15] [--seeds 4] [--jobs 2] [--data DIR]
 """
@@ -44,6 +46,8 @@ VARIANTS = {
     "last epoch": {"keep": "last"},
     "PE padded width": {"patch": "padded_width"},
     "noise as authors": {"patch": "authors_noise"},
+    "empty slots attended": {"attend_empty": True},
+    "empty slots attended + LS until valid loss": {"attend_empty": True, "linear_until": "valid_loss"},
 }
 
 

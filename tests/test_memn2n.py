@@ -153,6 +153,27 @@ def test_a_story_alone_equals_the_story_in_a_padded_batch():
         assert torch.allclose(alone.hop_attention, full.hop_attention[b : b + 1, :, :n], atol=1e-6)
 
 
+def test_attended_empty_slots_score_zero_and_read_nothing():
+    """``attend_empty=True`` (the authors' code): every story fills the memory_size slots, the empty ones zero
+    vectors inside the softmax; how much a batch is padded changes nothing."""
+    story, query, lengths = random_batch()
+    masked, open_ = make(), make(attend_empty=True)
+    full = torch.full_like(lengths, 6)
+    assert torch.equal(masked(story, query, full).logits, open_(story, query, full).logits)  # no empty slot
+    out = open_(story, query, lengths)
+    assert torch.allclose(out.hop_attention.sum(-1), torch.ones(4, 3), atol=1e-5)  # 6 slots: none beyond the batch
+    for b in range(4):
+        n = int(lengths[b])
+        if n < 6:  # every empty slot: score 0, so weight exp(0) / Z, the same for all of them
+            empty = out.hop_attention[b, :, n:]
+            assert (empty > 0).all() and torch.allclose(empty, empty[:, :1].expand_as(empty))
+        alone = open_(story[b : b + 1, :n], query[b : b + 1], lengths[b : b + 1])
+        assert torch.allclose(alone.logits[:, 1:], out.logits[b : b + 1, 1:], atol=1e-5)
+        assert torch.allclose(alone.hop_attention, out.hop_attention[b : b + 1, :, :n], atol=1e-6)
+        assert (alone.hop_attention.sum(-1) <= 1 + 1e-6).all()
+    assert not torch.allclose(out.logits[:, 1:], masked(story, query, lengths).logits[:, 1:])
+
+
 def test_time_index_counts_back_from_the_newest_and_noise_keeps_the_order():
     lengths = torch.tensor([3, 5])
     assert time_index(lengths, 5).tolist() == [[2, 1, 0, 0, 0], [4, 3, 2, 1, 0]]

@@ -80,7 +80,7 @@ def train_scores(run: MemN2NRun, train: list) -> tuple[float, float]:
 
 
 def run_task(
-    data: Path, task: int, seed: int, epochs: int, d: int, lr: float, progress: bool, **recipe: int
+    data: Path, task: int, seed: int, epochs: int, d: int, lr: float, progress: bool, **recipe: int | bool
 ) -> TaskResult:
     """Train on one task's training file (10 % held out) and score the test file."""
     torch.set_num_threads(1)
@@ -95,7 +95,7 @@ def run_task(
 
 
 def run_joint(
-    data: Path, tasks: list[int], seed: int, epochs: int, d: int, lr: float, progress: bool, **recipe: int
+    data: Path, tasks: list[int], seed: int, epochs: int, d: int, lr: float, progress: bool, **recipe: int | bool
 ) -> list[TaskResult]:
     """One model trained on every task's training questions at once (10 % of each held out), tested per task."""
     torch.set_num_threads(1)
@@ -264,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
                          help="halve the learning rate every N epochs")  # fmt: skip
         sub.add_argument("--linear-start", type=positive_int, default=recipe["linear_start"],
                          help="epochs without the softmax first")  # fmt: skip
+        sub.add_argument("--mask-empty", action="store_true",
+                         help="mask the empty memory slots out (default: attend to them as zero vectors, as the "
+                         "authors' code does)")  # fmt: skip
         if name != "train":
             sub.add_argument("--tasks", type=parse_tasks, default=list(range(1, 21)), help="e.g. 1-20 or 1,2,16")
             sub.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1, help="runs trained in parallel")
@@ -275,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         parser.error(f"--data {args.data} is not a folder")
-    recipe = dict(decay_every=args.decay_every, linear_start=args.linear_start)
+    recipe = dict(decay_every=args.decay_every, linear_start=args.linear_start, attend_empty=not args.mask_empty)
 
     if args.command == "train":
         r = run_task(args.data, args.task, args.seed, args.epochs, args.dim, args.lr, progress=True, **recipe)

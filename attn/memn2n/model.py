@@ -32,6 +32,7 @@ class MemN2NConfig:
     encoding: str = "position"  # "bow" (eq. 4's plain sum) or "position" (§4.1's l_j weights)
     temporal: bool = True  # temporal encoding T_A(i), T_C(i) (§4.1)
     init_std: float = 0.1
+    attend_empty: bool = False  # every story fills memory_size slots; empty ones score 0 and read 0 (the authors')
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d", "hops", "memory_size"):
@@ -44,7 +45,8 @@ class MemN2NConfig:
 
 @dataclass
 class MemN2NOutput:
-    """``logits (B, V)`` over the vocabulary and ``hop_attention (B, K, M)``: hop k's weights over memories."""
+    """``logits (B, V)`` over the vocabulary and ``hop_attention (B, K, M)``: hop k's weights over memories (with
+    ``attend_empty``, over the story's M slots: what the empty slots took is missing from the sum)."""
 
     logits: torch.Tensor
     hop_attention: torch.Tensor
@@ -167,6 +169,11 @@ class MemN2N(nn.Module):
             time = time_index(lengths, M) if time is None else time.clamp_max(self.config.memory_size - 1)
             T = torch.cat([table.weight for table in self.T], dim=-1)  # (memory_size, (K+1) d)
             memories = memories + T[time].unflatten(-1, (K + 1, d))  # (B, M, K+1, d): + T_k(i)
+        if self.config.attend_empty:  # the authors' code: all memory_size slots, the empty ones zero vectors
+            memories = nn.functional.pad(
+                memories * mask[:, :, None, None], (0, 0, 0, 0, 0, self.config.memory_size - M)
+            )
+            mask = torch.ones(B, self.config.memory_size, dtype=torch.bool)  # (B, memory_size): score 0, read 0
         u = self.encode(0, query)  # (B, d)
         attention = []
         for k in range(K):
@@ -176,7 +183,7 @@ class MemN2N(nn.Module):
             attention.append(p)
         logits = u @ self.E[-1].weight.T  # (B, V): a = softmax(W(o^K + u^K)), eq. 3
         logits = logits.index_fill(-1, self._null, float("-inf"))  # the null word is no answer: W's row 0 stays 0
-        return MemN2NOutput(logits, torch.stack(attention, dim=1))  # (B, V), (B, K, M)
+        return MemN2NOutput(logits, torch.stack(attention, dim=1)[..., :M])  # (B, V), (B, K, M): the story's slots
 
 
 def _check_inputs(

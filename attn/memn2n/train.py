@@ -180,7 +180,9 @@ def train_memn2n(
     only in their initial weights, batch order and noise). ``linear_start`` epochs first run without the softmax
     at ``linear_lr`` (as in the authors' code: 20 epochs at 0.005), then ``epochs`` epochs with it at ``lr``,
     halved every ``decay_every`` epochs. SGD, batches of 32, gradient norm clipped at 40, ``noise`` = the
-    fraction of random empty memories for the temporal encoding. ``config`` sets :class:`MemN2NConfig` fields.
+    fraction of random empty memories for the temporal encoding. ``config`` sets :class:`MemN2NConfig` fields;
+    with ``attend_empty=True`` the memory has as many slots as the longest story (at most 50), as in the authors'
+    code.
     ``linear_until="valid_loss"`` ends the linear start early, at the first epoch whose validation loss does not
     fall (the paper's text; ``"epochs"``: all ``linear_start`` epochs, as in the authors' code). ``keep="last"``
     keeps the final weights (the authors' code) instead of the best validation epoch's.
@@ -196,7 +198,9 @@ def train_memn2n(
     if not train or not valid:
         raise ValueError(f"need training and validation questions, got {len(train)} and {len(valid)}")
     vocab = vocab or build_vocab(train)
-    memory_size = config.pop("memory_size", MEMORY_SIZE)
+    longest = max(len(ex.story) for ex in (*train, *valid))
+    default_size = min(MEMORY_SIZE, longest) if config.get("attend_empty") else MEMORY_SIZE  # the authors' sz
+    memory_size = config.pop("memory_size", default_size)
     model_config = MemN2NConfig(len(vocab), memory_size=memory_size, **config)
     with seeded(seed):
         model = MemN2N(model_config)

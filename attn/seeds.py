@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import torch
 from tqdm.auto import tqdm
 
-__all__ = ["over_runs", "over_seeds"]
+__all__ = ["Background", "over_runs", "over_seeds"]
 
 Result = TypeVar("Result")
 
@@ -73,3 +73,44 @@ def over_runs(
         results = [future.result() for future in futures]
     bar.close()
     return results
+
+
+class Background:
+    """Runs started now in worker processes (one thread each) and collected later by name: a chapter trains the
+    models its later sections compare while its first model trains here and the reader reads on.
+
+    ``later = Background({"baseline": partial(train, ...), ...})``, then ``later["baseline"]`` waits for that run
+    and returns its result, the same as ``run()`` called here with ``torch.set_num_threads(1)`` gives it. The
+    workers stop once every result has been taken (or at :meth:`close`). Runs must be picklable, as for
+    :func:`over_runs`; ``jobs`` defaults to the cores this process may use, at most one per run.
+    """
+
+    def __init__(self, runs: Mapping[str, Callable[[], Any]], *, jobs: int | None = None):
+        if not isinstance(runs, Mapping) or not runs or not all(callable(r) for r in runs.values()):
+            raise ValueError(f"runs must be a non-empty dict of name -> callable, got {runs!r}")
+        if jobs is None:
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+            jobs = min(len(runs), cores)
+        if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+            raise ValueError(f"jobs must be a positive int, got {jobs!r}")
+        context = multiprocessing.get_context("spawn")
+        self._pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_one_thread)
+        self._futures = {name: self._pool.submit(run) for name, run in runs.items()}
+        self._taken: set[str] = set()
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._futures:
+            raise KeyError(f"no run named {name!r}: the runs are {sorted(self._futures)}")
+        result = self._futures[name].result()
+        self._taken.add(name)
+        if self._taken == set(self._futures):
+            self.close()
+        return result
+
+    def close(self) -> None:
+        """Stop the workers (runs not finished yet are cancelled)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def __repr__(self) -> str:
+        done = sum(f.done() for f in self._futures.values())
+        return f"Background({len(self._futures)} runs, {done} done)"

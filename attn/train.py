@@ -330,6 +330,19 @@ def tagging_accuracy(model: nn.Module, inputs: torch.Tensor, labels: torch.Tenso
     return float((predicted[keep] == labels[keep]).float().mean())
 
 
+def _built(model: nn.Module | Callable[[], nn.Module], seed: int) -> nn.Module:
+    """``model`` itself, or the module the function ``model`` builds under :func:`seeded` ``(seed)``."""
+    if isinstance(model, nn.Module):
+        return model
+    if not callable(model):
+        raise ValueError(f"model must be a module or a function that builds one, got {model!r}")
+    with seeded(seed):
+        built = model()
+    if not isinstance(built, nn.Module):
+        raise ValueError(f"the function given as model must return a module, got {type(built).__name__}")
+    return built
+
+
 def train_tagger(
     model: nn.Module | Callable[[], nn.Module],
     inputs: torch.Tensor,
@@ -363,13 +376,7 @@ def train_tagger(
     if goal is not None and (valid is None or isinstance(goal, bool) or not isinstance(goal, numbers.Real)):
         raise ValueError(f"goal must be a number with valid=(inputs, labels) to measure it on, got goal={goal!r}")
     built = not isinstance(model, nn.Module)
-    if built:
-        if not callable(model):
-            raise ValueError(f"model must be a module or a function that builds one, got {model!r}")
-        with seeded(seed):
-            model = model()
-        if not isinstance(model, nn.Module):
-            raise ValueError(f"the function given as model must return a module, got {type(model).__name__}")
+    model = _built(model, seed)
     rng = np.random.default_rng(seed)
     loss_of = nn.CrossEntropyLoss()
 
@@ -462,7 +469,7 @@ def language_model_loss(
 
 
 def train_language_model(
-    model: LanguageModel,
+    model: LanguageModel | Callable[[], LanguageModel],
     tokens: torch.Tensor,
     objective: str = "next",
     steps: int = 1000,
@@ -475,11 +482,17 @@ def train_language_model(
     every: int = 100,
     valid: torch.Tensor | None = None,
     progress: bool = True,
-) -> History:
+) -> History | tuple[LanguageModel, History]:
     """Train on random batches of sentences ``tokens (N, T)`` with one of :data:`OBJECTIVES`. At each checkpoint
     the history stores, on ``valid``, for a causal model the next-token loss (``"next_loss"``) and every
     prediction's loss (``"token_loss"``, ``(N, T - 1)``, see :func:`token_losses`); for a bidirectional one the
-    masked-LM loss (``"masked_loss"``)."""
+    masked-LM loss (``"masked_loss"``).
+
+    As in :func:`train_tagger`, ``model`` is a module trained in place (the :class:`History` is returned) or a
+    function that builds one under :func:`seeded` ``(seed)`` (``(model, history)`` is returned; that form can run
+    in another process, e.g. ``partial(LanguageModel, config)``)."""
+    built = not isinstance(model, nn.Module)
+    model = _built(model, seed)
     _check_objective(model, objective)
     language_model_batch(tokens[:1], objective, mask, model.config.vocab_size, torch.Generator())  # check arguments
     rng = np.random.default_rng(seed)
@@ -501,7 +514,10 @@ def train_language_model(
         return {"masked_loss": language_model_loss(model, valid, "masked", mask)}
 
     with seeded(seed):
-        return fit(model, loss_fn, steps, lr=lr, warmup=warmup, checkpoint=checkpoint, every=every, progress=progress)
+        history = fit(
+            model, loss_fn, steps, lr=lr, warmup=warmup, checkpoint=checkpoint, every=every, progress=progress
+        )
+    return (model, history) if built else history
 
 
 def _rows(tokens: torch.Tensor, rng: np.random.Generator, batch_size: int) -> torch.Tensor:

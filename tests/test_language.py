@@ -2,6 +2,7 @@
 objectives and losses, filling in blanks, sampling with a temperature, attention-only layers and the panels."""
 
 import math
+from functools import partial
 
 import matplotlib
 
@@ -280,6 +281,20 @@ def test_a_tiny_causal_model_learns_the_next_word(corpus):
     assert math.isclose(last["next_loss"], float(last["token_loss"][valid[:, 1:] != 0].mean()), rel_tol=1e-5)
     assert last["next_loss"] < 0.7 * float(before), (float(before), last["next_loss"])
     assert "masked_loss" not in last
+
+
+def test_a_builder_trains_the_model_a_module_built_under_the_seed_would_be(corpus):
+    config = LanguageModelConfig(len(corpus.vocab), d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=0.0,
+                                 max_len=24)  # fmt: skip
+    kwargs = dict(batch_size=16, every=10, valid=corpus.test, seed=3, progress=False)
+    model, history = train_language_model(partial(LanguageModel, config), corpus.train, "next", 20, **kwargs)
+    with seeded(3):
+        here = LanguageModel(config)
+    here_history = train_language_model(here, corpus.train, "next", 20, **kwargs)
+    assert history.loss == here_history.loss
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), here.state_dict().values(), strict=True))
+    with pytest.raises(ValueError, match="model must be a module or a function that builds one, got 3"):
+        train_language_model(3, corpus.train, "next", 5, progress=False)
 
 
 def test_a_tiny_bidirectional_model_trains_on_masked_words_deterministically(corpus):

@@ -5,7 +5,7 @@ from functools import partial
 import pytest
 import torch
 
-from attn.seeds import over_runs, over_seeds
+from attn.seeds import Background, over_runs, over_seeds
 from attn.train import fit, seeded
 
 
@@ -54,3 +54,17 @@ def test_one_pool_for_different_experiments_keeps_their_order_and_numbers():
     for bad in ([], [1, 2]):
         with pytest.raises(ValueError, match="runs must be one or more callables"):
             over_runs(bad)
+
+
+def test_background_runs_are_collected_by_name_with_the_numbers_of_a_run_here():
+    torch.set_num_threads(1)
+    later = Background({"short": partial(_train, 10, seed=0), "long": partial(_train, 30, seed=1)}, jobs=2)
+    loss, weight = later["long"]
+    here_loss, here_weight = _train(30, seed=1)
+    assert loss == here_loss and torch.equal(weight, here_weight)
+    assert len(later["short"][0]) == 10 and "2 runs, 2 done" in repr(later)
+    with pytest.raises(KeyError, match=r"no run named 'other': the runs are \['long', 'short'\]"):
+        later["other"]
+    for bad in ({}, {"a": 1}, [partial(_train, 1, seed=0)]):
+        with pytest.raises(ValueError, match="runs must be a non-empty dict of name -> callable"):
+            Background(bad)

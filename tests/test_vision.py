@@ -2,6 +2,8 @@
 against its equation, the glimpse sensor against plain slicing, REINFORCE against the exact gradient on a toy,
 the ViT's encoder against torch.nn.TransformerEncoder, attention rollout on a hand-worked example, and errors."""
 
+import functools
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -319,6 +321,16 @@ def test_training_lowers_the_loss_and_stops_at_a_goal():
     assert sum(history.loss[-10:]) < sum(history.loss[:10])
     history = train_on_scenes(model, train, 60, seed=0, held_out=test, goal=0.0, every=20, progress=False)
     assert len(history.loss) == 20 and history.checkpoints[0]["accuracy"] == accuracy(model, test)
+
+
+def test_a_builder_trains_what_a_model_built_under_the_seed_gives():
+    train, _ = scene_splits(100, 10, seed=1)
+    config = SpatialConfig(d_model=8, d_attention=8)
+    model, history = train_on_scenes(functools.partial(SoftAttentionNet, config), train, 5, seed=4, progress=False)
+    with seeded(4):
+        here = SoftAttentionNet(config)
+    assert train_on_scenes(here, train, 5, seed=4, progress=False).loss == history.loss
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), here.state_dict().values(), strict=True))
 
 
 # --- errors --------------------------------------------------------------------------------------------------

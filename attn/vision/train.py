@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,7 +14,7 @@ from torch import nn
 from attn._checks import check_positive_int
 from attn.data.scenes import Scenes
 from attn.functional import _require_tensor, _shape
-from attn.train import History, fit, seeded
+from attn.train import History, _built, fit, seeded
 from attn.vision.glimpse import glimpse_boxes
 from attn.vision.ram import RAMOutput, RecurrentAttention, ram_loss, reinforce
 from attn.vision.rollout import attention_rollout, class_token_map
@@ -62,7 +63,7 @@ def mass_on_object(attention: torch.Tensor, scenes: Scenes) -> torch.Tensor:
 
 
 def train_on_scenes(
-    model: nn.Module,
+    model: nn.Module | Callable[[], nn.Module],
     train: Scenes,
     steps: int,
     *,
@@ -74,11 +75,17 @@ def train_on_scenes(
     budget: float | None = None,
     every: int = 100,
     progress: bool = True,
-) -> History:
+) -> History | tuple[nn.Module, History]:
     """Adam on random batches of ``train`` (drawn from ``seed``); with ``held_out``, its accuracy at every
     checkpoint, and with ``goal`` training stops at the first checkpoint whose held-out accuracy reaches it. With
-    ``budget``, it also stops at the first checkpoint after ``budget`` seconds of training."""
+    ``budget``, it also stops at the first checkpoint after ``budget`` seconds of training.
+
+    As in :func:`attn.train.train_tagger`, ``model`` is a module trained in place (the history is returned) or a
+    function that builds one under ``seeded(seed)`` (``(model, history)`` is returned; that form can run in another
+    process, e.g. ``functools.partial(ViT, config)``)."""
     check_positive_int("batch_size", batch_size)
+    built = not isinstance(model, nn.Module)
+    model = _built(model, seed)
     if goal is not None and held_out is None:
         raise ValueError("goal needs held_out scenes to measure it on")
     rng = np.random.default_rng(seed)
@@ -90,10 +97,11 @@ def train_on_scenes(
         return {"accuracy": accuracy(m, held_out)} if held_out is not None else {}
 
     with seeded(seed):  # the hard model's sampled locations
-        return fit(
+        history = fit(
             model, loss_fn, steps, lr=lr, checkpoint=checkpoint, every=every, progress=progress,
             stop_when=None if goal is None and budget is None else functools.partial(_done, goal, budget),
         )  # fmt: skip
+    return (model, history) if built else history
 
 
 def _done(goal: float | None, budget: float | None, record: dict) -> bool:

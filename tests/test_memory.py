@@ -1,6 +1,7 @@
 """NTM addressing and DNC memory against hand-worked examples of the papers' equations, naive loops written
 straight from the equations, hypothesis properties, their errors, and the two models."""
 
+import functools
 import itertools
 import math
 
@@ -30,6 +31,7 @@ from attn.memory import (
     sharpen,
     shift,
     train_bits,
+    train_until,
     usage,
     write,
     write_weighting,
@@ -383,11 +385,27 @@ def test_copy_task_in_segments_and_recall_task_layouts():
         recall_task(2, 2, 5, answers=2)
 
 
+def test_train_until_starts_again_until_the_goal_and_runs_anywhere():
+    task = functools.partial(copy_task, min_len=1, max_len=2, bits=4)
+    build = functools.partial(LSTMBaseline, 5, 4, hidden=16)
+    never = (copy_task(8, 1, 2, bits=4, seed=9), 1.1)  # no share of sequences reaches 110 %
+    model, history, attempt = train_until(build, task, 6, seed=3, goal=never, attempts=2, every=3, progress=False)
+    assert attempt == 1 and len(history.loss) == 6  # the second run, from seed 1003
+    with seeded(1003):
+        here = build()
+    assert train_bits(here, task, 6, seed=1003, goal=never, every=3, progress=False).loss == history.loss
+    always = (never[0], 0.0)
+    _, history, attempt = train_until(build, task, 6, seed=3, goal=always, attempts=2, every=3, progress=False)
+    assert attempt == 0 and len(history.loss) == 3  # stopped at the first checkpoint
+    with pytest.raises(ValueError, match="attempts must be a positive int, got 0"):
+        train_until(build, task, 6, attempts=0)
+
+
 def test_train_bits_lowers_the_loss_and_repeats_itself():
     def run():
         with seeded(0):
             model = LSTMBaseline(5, 4, hidden=16)
-        history = train_bits(model, lambda b, s: copy_task(b, 1, 2, bits=4, seed=s), 60, progress=False)
+        history = train_bits(model, lambda b, seed: copy_task(b, 1, 2, bits=4, seed=seed), 60, progress=False)
         return model, history
 
     model, history = run()

@@ -13,7 +13,7 @@ from attn.memory.dnc import (
     write_weighting,
 )
 from attn.memory.models import DNC, NTM, DNCConfig, DNCOutput, LSTMBaseline, NTMConfig, NTMOutput
-from attn.memory.train import bit_loss, errors_per_sequence, logits_of, train_bits
+from attn.memory.train import bit_loss, errors_per_sequence, logits_of, train_bits, train_until
 
 __all__ = [
     "DNC",
@@ -28,6 +28,7 @@ __all__ = [
     "errors_per_sequence",
     "logits_of",
     "train_bits",
+    "train_until",
     "allocation",
     "content_weighting",
     "directional_weightings",

@@ -11,9 +11,9 @@ from torch.nn import functional as F
 from attn._checks import check_positive_int
 from attn.data.memory_tasks import BitTask, bit_errors
 from attn.memory.models import DNCOutput, NTMOutput
-from attn.train import History, fit
+from attn.train import History, fit, seeded
 
-__all__ = ["logits_of", "bit_loss", "train_bits", "errors_per_sequence"]
+__all__ = ["logits_of", "bit_loss", "train_bits", "train_until", "errors_per_sequence"]
 
 
 def logits_of(output: torch.Tensor | NTMOutput | DNCOutput) -> torch.Tensor:
@@ -40,7 +40,7 @@ def train_bits(
     every: int = 25,
     progress: bool = True,
 ) -> History:
-    """Adam on fresh batches: ``make_task(batch_size, seed)`` makes each step's batch from its own seed, derived
+    """Adam on fresh batches: ``make_task(batch_size, seed=...)`` makes each step's batch from its own seed, derived
     from ``seed`` and the step, so a run is repeatable and never sees a batch twice. Returns the history.
 
     The gradient norm is clipped at ``clip``: at 1, 6 of 6 NTM runs on the copy task learned it within 400 steps
@@ -56,7 +56,7 @@ def train_bits(
         held_out, share = goal
         checkpoint = lambda m, step: {"exact": (errors_per_sequence(m, held_out) == 0).float().mean().item()}  # noqa: E731
         stop_when = lambda record: record["exact"] >= share  # noqa: E731
-    return fit(model, lambda m, step: bit_loss(m, make_task(batch_size, seed * 1_000_003 + step)), steps, lr=lr,
+    return fit(model, lambda m, step: bit_loss(m, make_task(batch_size, seed=seed * 1_000_003 + step)), steps, lr=lr,
                clip=clip, checkpoint=checkpoint, every=every, stop_when=stop_when, progress=progress)  # fmt: skip
 
 
@@ -68,3 +68,29 @@ def errors_per_sequence(model: nn.Module, task: BitTask) -> torch.Tensor:
         errors = bit_errors(logits_of(model(task.inputs)), task)
     model.train(was_training)
     return errors
+
+
+def train_until(
+    build: Callable[[], nn.Module],
+    make_task: Callable[..., BitTask],
+    steps: int,
+    *,
+    seed: int = 0,
+    goal: tuple[BitTask, float] | None = None,
+    attempts: int = 1,
+    **options: float,
+) -> tuple[nn.Module, History, int]:
+    """:func:`train_bits` on a model ``build()`` makes under ``seeded(seed)``; a run that ends short of the
+    ``goal`` starts again from new weights and batches (seeds ``seed + 1000``, ``seed + 2000``, ...), at most
+    ``attempts`` runs. Returns the last run's model and history, and its attempt (0 for the first). Every argument
+    can be pickled (a :func:`functools.partial` for ``build`` and ``make_task``), so that it can run in another
+    process (:class:`attn.seeds.Background`)."""
+    check_positive_int("attempts", attempts)
+    for attempt in range(attempts):
+        run_seed = seed + 1000 * attempt
+        with seeded(run_seed):
+            model = build()
+        history = train_bits(model, make_task, steps, seed=run_seed, goal=goal, **options)
+        if goal is None or history.checkpoints[-1]["exact"] >= goal[1]:
+            break
+    return model, history, attempt

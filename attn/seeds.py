@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
@@ -85,7 +85,7 @@ class Background:
     :func:`over_runs`; ``jobs`` defaults to the cores this process may use, at most one per run.
     """
 
-    def __init__(self, runs: Mapping[str, Callable[[], Any]], *, jobs: int | None = None):
+    def __init__(self, runs: Mapping[Hashable, Callable[[], Any]], *, jobs: int | None = None):
         if not isinstance(runs, Mapping) or not runs or not all(callable(r) for r in runs.values()):
             raise ValueError(f"runs must be a non-empty dict of name -> callable, got {runs!r}")
         if jobs is None:
@@ -96,11 +96,11 @@ class Background:
         context = multiprocessing.get_context("spawn")
         self._pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_one_thread)
         self._futures = {name: self._pool.submit(run) for name, run in runs.items()}
-        self._taken: set[str] = set()
+        self._taken: set[Hashable] = set()
 
-    def __getitem__(self, name: str) -> Any:
+    def __getitem__(self, name: Hashable) -> Any:
         if name not in self._futures:
-            raise KeyError(f"no run named {name!r}: the runs are {sorted(self._futures)}")
+            raise KeyError(f"no run named {name!r}: the runs are {sorted(self._futures, key=repr)}")
         result = self._futures[name].result()
         self._taken.add(name)
         if self._taken == set(self._futures):

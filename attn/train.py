@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,6 +76,20 @@ class History:
     seconds: float = 0.0
 
 
+def _checkpoint_steps(every: object) -> Callable[[int], bool]:
+    """Whether a step is a checkpoint: every ``every`` steps (a positive int), or the steps listed."""
+    if isinstance(every, int) and not isinstance(every, bool) and every >= 1:
+        return lambda step: step % every == 0
+    if (
+        isinstance(every, Collection)
+        and every
+        and all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in every)
+    ):
+        listed = frozenset(every)
+        return lambda step: step in listed
+    raise ValueError(f"every must be a positive int or a collection of positive steps, got {every!r}")
+
+
 def fit(
     model: nn.Module,
     loss_fn: Callable[[nn.Module, int], torch.Tensor],
@@ -84,7 +98,7 @@ def fit(
     lr: float = 3e-3,
     clip: float = 1.0,
     checkpoint: Callable[[nn.Module, int], dict[str, Any]] | None = None,
-    every: int = 100,
+    every: int | Collection[int] = 100,
     warmup: int = 0,
     progress: bool = True,
     stop_when: Callable[[dict[str, Any]], bool] | None = None,
@@ -98,12 +112,13 @@ def fit(
     ``lr · schedule(s)``.
 
     Every ``every`` steps (and after the last) ``checkpoint(model, step)`` is called in eval mode under
-    ``torch.no_grad()`` and its dict (metrics, attention snapshots) is stored in the history. With ``stop_when``,
-    training stops early at the first checkpoint whose dict it accepts (a goal reached).
+    ``torch.no_grad()`` and its dict (metrics, attention snapshots) is stored in the history; ``every`` may also
+    be the steps themselves, e.g. ``(400, 1000)``. With ``stop_when``, training stops early at the first
+    checkpoint whose dict it accepts (a goal reached).
     """
-    for name, value in (("steps", steps), ("every", every)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    at = _checkpoint_steps(every)
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be a positive int, got {steps!r}")
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
         raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
     if schedule is not None and (warmup or not callable(schedule)):
@@ -130,7 +145,7 @@ def fit(
         scheduler.step()
         history.loss.append(loss.item())
         history.seconds += time.perf_counter() - start
-        if checkpoint is not None and (step % every == 0 or step == steps):
+        if checkpoint is not None and (at(step) or step == steps):
             model.eval()
             with torch.no_grad():
                 record = {"step": step, "seconds": history.seconds, **checkpoint(model, step)}
@@ -194,7 +209,7 @@ def train_translator(
     batch_size: int = 64,
     lr: float = 3e-3,
     seed: int = 0,
-    every: int = 100,
+    every: int | Sequence[int] = 100,
     watch: Sequence[Pair] = (),
     valid: Sequence[Pair] = (),
     progress: bool = True,

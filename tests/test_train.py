@@ -34,6 +34,11 @@ def test_fit_lowers_the_loss_and_records_checkpoints():
     assert torch.allclose(history.checkpoints[-1]["w"], torch.tensor([[2.0, -1.0]]), atol=0.05)
     with pytest.raises(ValueError, match="steps must be a positive int, got 0"):
         fit(model, lambda m, step: m(x).sum(), 0)
+    listed = fit(model, lambda m, step: m(x).sum(), 12, checkpoint=lambda m, step: {}, every=(3, 10), progress=False)
+    assert [c["step"] for c in listed.checkpoints] == [3, 10, 12]  # the steps listed, and the last
+    for bad in (0, (), (4, 0), 2.5):
+        with pytest.raises(ValueError, match="every must be a positive int or a collection of positive steps"):
+            fit(model, lambda m, step: m(x).sum(), 5, every=bad)
 
 
 def test_a_small_trained_translator_beats_the_no_attention_baseline_on_long_sentences():

@@ -22,6 +22,23 @@ def _one_thread() -> None:
     torch.set_num_threads(1)
 
 
+def _jobs(jobs: object, runs: int) -> int:
+    """``jobs``, or by default the cores this process may use, at most one per run; a ValueError if not an int >= 1."""
+    if jobs is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        jobs = min(runs, cores)
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise ValueError(f"jobs must be a positive int, got {jobs!r}")
+    return jobs
+
+
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    """Worker processes on one thread each; "spawn" on every system: a fresh interpreter per worker works in
+    notebooks and on macOS and Windows alike."""
+    context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_one_thread)
+
+
 def over_seeds(
     run: Callable[..., Result], seeds: Iterable[int], *, jobs: int | None = None, progress: bool = False
 ) -> list[Result]:
@@ -51,11 +68,7 @@ def over_runs(
     runs = list(runs)
     if not runs or not all(callable(run) for run in runs):
         raise ValueError(f"runs must be one or more callables, got {runs!r}")
-    if jobs is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        jobs = min(len(runs), cores)
-    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
-        raise ValueError(f"jobs must be a positive int, got {jobs!r}")
+    jobs = _jobs(jobs, len(runs))
     bar = tqdm(total=len(runs), desc=desc, disable=not progress)
     if jobs == 1:
         results = []
@@ -64,9 +77,7 @@ def over_runs(
             bar.update()
         bar.close()
         return results
-    # "spawn" on every system: a fresh interpreter per worker works in notebooks and on macOS and Windows alike
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_one_thread) as pool:
+    with _pool(jobs) as pool:
         futures = [pool.submit(run) for run in runs]
         for future in futures:
             future.add_done_callback(lambda _: bar.update())
@@ -88,13 +99,7 @@ class Background:
     def __init__(self, runs: Mapping[Hashable, Callable[[], Any]], *, jobs: int | None = None):
         if not isinstance(runs, Mapping) or not runs or not all(callable(r) for r in runs.values()):
             raise ValueError(f"runs must be a non-empty dict of name -> callable, got {runs!r}")
-        if jobs is None:
-            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-            jobs = min(len(runs), cores)
-        if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
-            raise ValueError(f"jobs must be a positive int, got {jobs!r}")
-        context = multiprocessing.get_context("spawn")
-        self._pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_one_thread)
+        self._pool = _pool(_jobs(jobs, len(runs)))
         self._futures = {name: self._pool.submit(run) for name, run in runs.items()}
         self._taken: set[Hashable] = set()
 

@@ -217,7 +217,8 @@ def scaled_dot_product_attention(
     broadcastable to ``(..., Tq, Tk)``, ``True`` = may attend (as in
     :func:`torch.nn.functional.scaled_dot_product_attention`; :class:`torch.nn.MultiheadAttention` uses
     the opposite). ``scale`` defaults to ``1 / √d_k``. Fully masked rows give zero weights and output.
-    ``dropout`` (training only) drops weights for the output, not from the weights returned.
+    ``dropout`` (training only) drops weights for the output, not from the weights returned. Query and key
+    must be finite (as for PyTorch's function; :func:`attend` also accepts scores of ``-inf``).
     """
     _check_sdpa_args(query, key, value, mask, dropout)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else _finite_number("scale", scale)
@@ -258,11 +259,10 @@ def _scaled_scores(query: torch.Tensor, key: torch.Tensor, scale: float, bias: t
     else:
         if bias.dim() < 2:
             bias = bias.view(*(1,) * (2 - bias.dim()), *bias.shape)  # (1, Tk) or (1, 1)
-        lead = bias.shape[:-2]
-        if len(lead) > len(batch) or _broadcast_shapes(lead, tuple(batch)) != tuple(batch):
-            scores = (query * scale) @ key.transpose(-2, -1)
-            return scores + bias  # the mask adds batch dimensions: broadcast the ordinary way
-        bias = bias.expand(*batch, *bias.shape[-2:]).reshape(N, *bias.shape[-2:])  # (N, Tq or 1, Tk or 1)
+        if all(n == 1 for n in bias.shape[:-2]):  # one mask for the whole batch: baddbmm broadcasts it
+            bias = bias.reshape(1, *bias.shape[-2:])  # (1, Tq or 1, Tk or 1)
+        else:  # the mask broadcasts to the batch (checked): one copy of it per matrix product
+            bias = bias.expand(*batch, *bias.shape[-2:]).reshape(N, *bias.shape[-2:])  # (N, Tq or 1, Tk or 1)
         scores = torch.baddbmm(bias, q, k.transpose(-2, -1), alpha=scale)  # (N, Tq, Tk)
     return scores.view(*batch, Tq, Tk)
 
@@ -286,10 +286,14 @@ def _check_sdpa_args(
             f"key has length Tk={key.shape[-2]} but value has length {value.shape[-2]} "
             f"(key {_shape(key)}, value {_shape(value)})"
         )
+    batch = _broadcast_shapes(query.shape[:-2], key.shape[:-2])
+    if _broadcast_shapes(batch, value.shape[:-2]) is None:
+        raise ValueError(
+            f"the leading (batch) dimensions of query {_shape(query)}, key {_shape(key)} and value "
+            f"{_shape(value)} do not broadcast"
+        )
     if mask is not None:
-        batch = _broadcast_shapes(query.shape[:-2], key.shape[:-2])
         _check_mask(mask, (*batch, query.shape[-2], key.shape[-2]), query.device)
-    _check_batch("query", query, "value", value)
 
 
 def _check_attend_args(

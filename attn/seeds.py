@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import CancelledError, ProcessPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
@@ -102,19 +103,27 @@ class Background:
         self._pool = _pool(_jobs(jobs, len(runs)))
         self._futures = {name: self._pool.submit(run) for name, run in runs.items()}
         self._taken: set[Hashable] = set()
+        # the workers also stop when this object is dropped (a cell run again) or the kernel exits
+        self._finalizer = weakref.finalize(self, self._pool.shutdown, wait=False, cancel_futures=True)
 
     def __getitem__(self, name: Hashable) -> Any:
         if name not in self._futures:
             raise KeyError(f"no run named {name!r}: the runs are {sorted(self._futures, key=repr)}")
-        result = self._futures[name].result()
+        try:
+            result = self._futures[name].result()
+        except CancelledError:
+            raise RuntimeError(f"the run {name!r} was cancelled by close() before it started") from None
+        except BaseException:
+            self.close()  # a run failed: stop the others too, and raise its error here
+            raise
         self._taken.add(name)
         if self._taken == set(self._futures):
             self.close()
         return result
 
     def close(self) -> None:
-        """Stop the workers (runs not finished yet are cancelled)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the workers: runs not started yet are cancelled, runs under way finish on their own."""
+        self._finalizer()
 
     def __repr__(self) -> str:
         done = sum(f.done() for f in self._futures.values())

@@ -202,6 +202,10 @@ def test_gradients_match_torch():
         (lambda q, k, v: (q[0, 0], k, v), r"query must have at least 2 dimensions, got shape \(8,\)"),
         (lambda q, k, v: (q.numpy(), k, v), r"query must be a torch.Tensor, got ndarray"),
         (lambda q, k, v: (q, k, v, None, float("nan")), r"scale must be a finite number"),
+        (
+            lambda q, k, v: (q, k, torch.zeros(3, 7, 8)),
+            r"query \(2, 5, 8\), key \(2, 7, 8\) and value \(3, 7, 8\) do not broadcast",
+        ),
     ],
 )
 def test_bad_input_names_argument_and_shapes(make, message):

@@ -397,6 +397,27 @@ def test_a_bad_recipe_is_refused_before_training(task1, kwargs, message):
         train_memn2n(task1[0], progress=False, **kwargs)
 
 
+def test_recipe_options_end_the_linear_start_early_keep_the_last_epoch_and_size_the_memory(task1):
+    train, valid = split_valid(task1[0], seed=0)
+    fixed = train_memn2n(train, valid, epochs=2, linear_start=6, progress=False)
+    early = train_memn2n(train, valid, epochs=2, linear_start=6, linear_until="valid_loss", progress=False)
+    phases = [e["phase"] for e in early.history.epochs]
+    losses = [e["valid_loss"] for e in early.history.epochs if e["phase"] == "linear"]
+    assert [e["phase"] for e in fixed.history.epochs].count("linear") == 6 and phases[-2:] == ["softmax"] * 2
+    assert all(a > b for a, b in zip(losses, losses[1:-1], strict=False))  # it stopped where the loss did not fall
+    if len(losses) < 6:
+        assert losses[-1] >= losses[-2]
+    last = train_memn2n(train, valid, epochs=3, linear_start=1, keep="last", progress=False)
+    assert last.history.best_epoch == 4
+    longest = max(len(ex.story) for ex in task1[0])
+    assert train_memn2n(
+        train, valid, epochs=1, linear_start=0, attend_empty=True, progress=False
+    ).model.config.memory_size == min(50, longest)
+    for kwargs, message in [({"linear_until": "loss"}, "linear_until must be"), ({"keep": "first"}, "keep must be")]:
+        with pytest.raises(ValueError, match=message):
+            train_memn2n(train, valid, progress=False, **kwargs)
+
+
 def test_runs_with_different_seeds_share_the_validation_split(task1):
     a = train_memn2n(task1[0], seed=0, epochs=1, linear_start=0, progress=False)
     b = train_memn2n(task1[0], seed=1, epochs=1, linear_start=0, progress=False)

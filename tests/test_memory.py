@@ -4,6 +4,7 @@ straight from the equations, hypothesis properties, their errors, and the two mo
 import functools
 import itertools
 import math
+import pickle
 
 import pytest
 import torch
@@ -399,6 +400,7 @@ def test_train_until_starts_again_until_the_goal_and_runs_anywhere():
     assert attempt == 0 and len(history.loss) == 3  # stopped at the first checkpoint
     with pytest.raises(ValueError, match="attempts must be a positive int, got 0"):
         train_until(build, task, 6, attempts=0)
+    pickle.dumps(functools.partial(train_until, build, task, 6, seed=3, goal=never))  # it can go to a worker
 
 
 def test_train_bits_lowers_the_loss_and_repeats_itself():

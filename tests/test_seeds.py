@@ -68,3 +68,16 @@ def test_background_runs_are_collected_by_name_with_the_numbers_of_a_run_here():
     for bad in ({}, {"a": 1}, [partial(_train, 1, seed=0)]):
         with pytest.raises(ValueError, match="runs must be a non-empty dict of name -> callable"):
             Background(bad)
+
+
+def _fails(seed: int) -> None:
+    raise ArithmeticError(f"run {seed} failed")
+
+
+def test_background_stops_its_workers_when_a_run_fails_or_when_closed():
+    runs = {"bad": partial(_fails, 1), **{name: partial(_train, 3000, seed=0) for name in "abc"}}
+    later = Background(runs, jobs=1)  # one worker: "c" waits behind "a" and "b"
+    with pytest.raises(ArithmeticError, match="run 1 failed"):
+        later["bad"]
+    with pytest.raises(RuntimeError, match=r"the run 'c' was cancelled by close\(\) before it started"):
+        later["c"]

@@ -61,15 +61,15 @@ def position_encoding(lengths: torch.Tensor, J: int, d: int) -> torch.Tensor:
     error here.) ``J`` is the padded width; each sentence uses its own length (``lengths``); padding gets 0.
     """
     a, b = _position_factors(lengths, J, d)  # (d,), (..., J)
-    j = torch.arange(1, J + 1)  # (J,)
+    j = torch.arange(1, J + 1, device=lengths.device)  # (J,)
     return (1 + b.unsqueeze(-1) * a) * (j <= lengths.unsqueeze(-1)).unsqueeze(-1)  # (..., J, d)
 
 
 def _position_factors(lengths: torch.Tensor, J: int, d: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``l_kj = 1 + a_k b_j``: ``a_k = 4 (k - (d+1)/2) / d`` ``(d,)`` and ``b_j = (j - (J+1)/2) / J`` ``(..., J)``."""
-    k = torch.arange(1, d + 1, dtype=torch.float)  # (d,)
+    k = torch.arange(1, d + 1, dtype=torch.float, device=lengths.device)  # (d,)
     J_s = lengths.clamp_min(1).unsqueeze(-1).float()  # (..., 1): each sentence's own length
-    j = torch.arange(1, J + 1, dtype=torch.float)  # (J,)
+    j = torch.arange(1, J + 1, dtype=torch.float, device=lengths.device)  # (J,)
     return 4 * (k - (d + 1) / 2) / d, (j - (J_s + 1) / 2) / J_s
 
 
@@ -145,7 +145,7 @@ class MemN2N(nn.Module):
         offsets = torch.arange(0, flat.numel(), J, device=words.device)  # (N,)
         x = nn.functional.embedding_bag(flat, weight, offsets, mode="sum", padding_idx=0)  # (N, n d)
         if self.config.encoding == "position":
-            a, b = _position_factors((words != 0).sum(-1), J, d)  # (d,), (..., J)
+            a, b = (t.to(weight.dtype) for t in _position_factors((words != 0).sum(-1), J, d))  # (d,), (..., J)
             tilt = nn.functional.embedding_bag(
                 flat, weight, offsets, mode="sum", per_sample_weights=b.reshape(-1), padding_idx=0
             )  # (N, n d): Σ_j b_j E x_j
@@ -170,10 +170,9 @@ class MemN2N(nn.Module):
             T = torch.cat([table.weight for table in self.T], dim=-1)  # (memory_size, (K+1) d)
             memories = memories + T[time].unflatten(-1, (K + 1, d))  # (B, M, K+1, d): + T_k(i)
         if self.config.attend_empty:  # the authors' code: all memory_size slots, the empty ones zero vectors
-            memories = nn.functional.pad(
-                memories * mask[:, :, None, None], (0, 0, 0, 0, 0, self.config.memory_size - M)
-            )
-            mask = torch.ones(B, self.config.memory_size, dtype=torch.bool)  # (B, memory_size): score 0, read 0
+            empty = self.config.memory_size - M  # slots past the batch's longest story
+            memories = nn.functional.pad(memories * mask[:, :, None, None], (0, 0, 0, 0, 0, empty))  # (B, size, K+1, d)
+            mask = torch.ones(B, self.config.memory_size, dtype=torch.bool, device=story.device)  # empty slots score 0
         u = self.encode(0, query)  # (B, d)
         attention = []
         for k in range(K):

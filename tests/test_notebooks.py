@@ -255,9 +255,10 @@ def test_a_broken_claim_is_caught_and_named():
     """Train chapter 2's model for 10 steps instead of 400: its first claim fails, naming itself and the value."""
     path = ROOT / "notebooks" / "02_alignment.ipynb"
     nb = nbformat.read(path, as_version=4)
-    index = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "STEPS = 400" in c.source)
+    budget = "STEPS, LONGER = 400, 1_000"
+    index = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and budget in c.source)
     assert CALLS_CLAIM.search(nb.cells[index].source)
-    nb.cells[index].source = nb.cells[index].source.replace("STEPS = 400", "STEPS = 10")
+    nb.cells[index].source = nb.cells[index].source.replace(budget, "STEPS, LONGER = 10, 20")
     nb.cells = nb.cells[: index + 1]
     with pytest.raises(CellExecutionError) as failure:
         execute(nb, path.parent, allow_errors=False)

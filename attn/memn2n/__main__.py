@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from attn.data.babi import build_vocab, read_task, task_file
+from attn.data.babi import read_task, task_file
 from attn.memn2n.train import MemN2NRun, evaluate, split_valid, train_memn2n
 
 FAILED = 0.05  # the paper counts a task as failed above 5 % test error
@@ -74,10 +74,15 @@ def task_name(data: Path, task: int) -> str:
     return task_file(data, task, "train").stem.split("_", 1)[1].removesuffix("_train")
 
 
-def train_scores(run: MemN2NRun, train: list) -> tuple[float, float]:
-    """The kept model's error and mean loss on the questions it was trained on (no noise)."""
-    scores = evaluate(run.model, run.tensors(train))
-    return scores["error"], scores["loss"]
+def scored(data: Path, task: int, run: MemN2NRun, train: list, seed: int) -> TaskResult:
+    """``run``'s test error on ``task``, with its best epoch's validation scores and its error and mean loss on
+    the questions it was trained on (no noise)."""
+    best = run.history.epochs[run.history.best_epoch - 1]
+    on_train = evaluate(run.model, run.tensors(train))
+    return TaskResult(
+        task, task_name(data, task), run.error(read_task(data, task, "test")), best["valid_error"],
+        best["valid_loss"], run.history.best_epoch, run.history.seconds, seed, 1, on_train["error"], on_train["loss"],
+    )  # fmt: skip
 
 
 def run_task(
@@ -87,41 +92,23 @@ def run_task(
     torch.set_num_threads(1)
     train, valid = split_valid(read_task(data, task, "train"), seed=0)
     run = train_memn2n(train, valid, epochs=epochs, seed=seed, d=d, lr=lr, progress=progress, **recipe)
-    best = run.history.epochs[run.history.best_epoch - 1]
-    train_error, train_loss = train_scores(run, train)
-    return TaskResult(
-        task, task_name(data, task), run.error(read_task(data, task, "test")), best["valid_error"],
-        best["valid_loss"], run.history.best_epoch, run.history.seconds, seed, 1, train_error, train_loss,
-    )  # fmt: skip
+    return scored(data, task, run, train, seed)
 
 
 def run_joint(
     data: Path, tasks: list[int], seed: int, epochs: int, d: int, lr: float, progress: bool, **recipe: int | bool
 ) -> list[TaskResult]:
-    """One model trained on every task's training questions at once (10 % of each held out), tested per task."""
+    """One model trained on every task's training questions at once (10 % of each held out), tested per task;
+    the training and validation scores are the whole joint model's."""
     torch.set_num_threads(1)
     splits = {t: split_valid(read_task(data, t, "train"), seed=0) for t in tasks}
     train = [ex for t in tasks for ex in splits[t][0]]
     valid = [ex for t in tasks for ex in splits[t][1]]
-    run = train_memn2n(train, valid, epochs=epochs, seed=seed, d=d, lr=lr, progress=progress,
-                       vocab=build_vocab(train), **recipe)  # fmt: skip
-    best = run.history.epochs[run.history.best_epoch - 1]
-    train_error, train_loss = train_scores(run, train)
-    return [
-        TaskResult(
-            t,
-            task_name(data, t),
-            run.error(read_task(data, t, "test")),
-            best["valid_error"],
-            best["valid_loss"],
-            run.history.best_epoch,
-            run.history.seconds,
-            seed,
-            1,
-            train_error,
-            train_loss,
-        )  # fmt: skip
-        for t in tasks
+    run = train_memn2n(train, valid, epochs=epochs, seed=seed, d=d, lr=lr, progress=progress, **recipe)
+    first = scored(data, tasks[0], run, train, seed)
+    return [first] + [
+        replace(first, task=t, name=task_name(data, t), test_error=run.error(read_task(data, t, "test")))
+        for t in tasks[1:]
     ]
 
 

@@ -1,5 +1,6 @@
 """attn.seeds.over_seeds: the same results in worker processes as here, one thread each."""
 
+import time
 from functools import partial
 
 import pytest
@@ -75,9 +76,10 @@ def _fails(seed: int) -> None:
 
 
 def test_background_stops_its_workers_when_a_run_fails_or_when_closed():
-    runs = {"bad": partial(_fails, 1), **{name: partial(_train, 3000, seed=0) for name in "abc"}}
-    later = Background(runs, jobs=1)  # one worker: "c" waits behind "a" and "b"
+    runs = {"bad": partial(_fails, 1), **{name: partial(time.sleep, 5) for name in "abcd"}}
+    # one worker: "a" runs and the pool queues the next two ahead; "d" waits 15 s, however busy the machine
+    later = Background(runs, jobs=1)
     with pytest.raises(ArithmeticError, match="run 1 failed"):
         later["bad"]
-    with pytest.raises(RuntimeError, match=r"the run 'c' was cancelled by close\(\) before it started"):
-        later["c"]
+    with pytest.raises(RuntimeError, match=r"the run 'd' was cancelled by close\(\) before it started"):
+        later["d"]

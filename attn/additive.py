@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from attn.data.vocab import Vocab
-from attn.functional import additive_scores, attend, dot_product_scores
+from attn.functional import attend, dot_product_scores
 from attn.masks import padding_mask
 
 __all__ = [
@@ -40,16 +40,33 @@ __all__ = [
 class Attention(nn.Module):
     """Soft lookup of one query per example over that example's keys; subclasses define ``score``."""
 
+    def precompute(self, keys: torch.Tensor) -> torch.Tensor:
+        """What ``score`` reads of the keys ``(B, Tk, d_k)``: it does not depend on the query, so a decoder
+        computes it once per sentence, not once per step (by default, the keys themselves)."""
+        return keys
+
     def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        """Scores ``e`` ``(B, 1, Tk)`` of queries ``(B, 1, d_q)`` against keys ``(B, Tk, d_k)``."""
+        """Scores ``e`` ``(B, 1, Tk)`` of queries ``(B, 1, d_q)`` against the keys as ``precompute`` left them."""
         raise NotImplementedError(f"{type(self).__name__} must define score(query, keys)")
 
     def forward(
-        self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None = None
+        self,
+        query: torch.Tensor,
+        keys: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        precomputed: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """query ``(B, d_q)``, keys ``(B, Tk, d_k)``, mask ``(B, Tk)`` -> context ``(B, d_k)``, weights ``(B, Tk)``."""
+        """query ``(B, d_q)``, keys ``(B, Tk, d_k)``, mask ``(B, Tk)`` -> context ``(B, d_k)``, weights ``(B, Tk)``;
+        ``precomputed`` is ``self.precompute(keys)``, computed here when not given."""
         _check_query_keys(query, keys, mask)
-        scores = self.score(query[:, None, :], keys)  # (B, 1, Tk)
+        if precomputed is None:
+            precomputed = self.precompute(keys)  # (B, Tk, ...)
+        elif precomputed.shape[:2] != keys.shape[:2]:
+            raise ValueError(
+                f"precomputed must be self.precompute(keys), shape (B, Tk, ...) = {tuple(keys.shape[:2])} + ..., "
+                f"got {tuple(precomputed.shape)}"
+            )
+        scores = self.score(query[:, None, :], precomputed)  # (B, 1, Tk)
         context, weights = attend(scores, keys, None if mask is None else mask[:, None, :])
         return context.squeeze(1), weights.squeeze(1)  # (B, d_k), (B, Tk)
 
@@ -62,6 +79,11 @@ def _check_query_keys(query: torch.Tensor, keys: torch.Tensor, mask: torch.Tenso
         )
     if mask is not None and tuple(mask.shape) != tuple(keys.shape[:2]):
         raise ValueError(f"mask must have shape (B, Tk) = {tuple(keys.shape[:2])}, got {tuple(mask.shape)}")
+
+
+def _check_width(name: str, x: torch.Tensor, W: torch.Tensor, d_name: str) -> None:
+    if x.shape[-1] != W.shape[1]:
+        raise ValueError(f"{name} has width {x.shape[-1]}, but the attention was built for {d_name}={W.shape[1]}")
 
 
 def _init(*shape: int) -> nn.Parameter:
@@ -78,8 +100,13 @@ class AdditiveAttention(Attention):
         self.U_a = _init(d_attn, d_key)
         self.v_a = _init(d_attn)
 
+    def precompute(self, keys: torch.Tensor) -> torch.Tensor:
+        _check_width("keys", keys, self.U_a, "d_key")
+        return keys @ self.U_a.T  # U_a h_j (B, Tk, d_attn): the same at every step, "pre-computed" (App. A.1.2)
+
     def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return additive_scores(query, keys, self.W_a, self.U_a, self.v_a)  # (B, 1, Tk)
+        _check_width("query", query, self.W_a, "d_query")
+        return (torch.tanh(query @ self.W_a.T + keys) @ self.v_a)[:, None, :]  # (B, 1, Tk)
 
 
 class DotAttention(Attention):
@@ -104,8 +131,12 @@ class GeneralAttention(Attention):
         super().__init__()
         self.W_a = _init(d_query, d_key)
 
+    def precompute(self, keys: torch.Tensor) -> torch.Tensor:
+        _check_width("keys", keys, self.W_a, "d_key")
+        return keys @ self.W_a.T  # W_a h_j (B, Tk, d_query), the same at every step
+
     def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return dot_product_scores(query, keys @ self.W_a.T)  # (B, 1, Tk)
+        return dot_product_scores(query, keys)  # (B, 1, Tk)
 
 
 class BlurredAttention(Attention):
@@ -122,11 +153,18 @@ class BlurredAttention(Attention):
             raise ValueError(f"mix must be a number in [0, 1], got {mix!r}")
         self.attention, self.mix = attention, float(mix)
 
+    def precompute(self, keys: torch.Tensor) -> torch.Tensor:
+        return self.attention.precompute(keys)
+
     def forward(
-        self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None = None
+        self,
+        query: torch.Tensor,
+        keys: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        precomputed: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """query ``(B, d_q)``, keys ``(B, Tk, d_k)``, mask ``(B, Tk)`` -> context ``(B, d_k)``, weights ``(B, Tk)``."""
-        _, weights = self.attention(query, keys, mask)  # (B, Tk)
+        _, weights = self.attention(query, keys, mask, precomputed=precomputed)  # (B, Tk)
         allowed = torch.ones_like(weights) if mask is None else mask.to(weights.dtype)
         weights = (1 - self.mix) * weights + self.mix * allowed / allowed.sum(-1, keepdim=True)
         return (weights[:, None, :] @ keys).squeeze(1), weights  # (B, d_k), (B, Tk)
@@ -208,26 +246,38 @@ class Seq2Seq(nn.Module):
         annotations: torch.Tensor,
         summary: torch.Tensor,
         mask: torch.Tensor,
+        precomputed: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """One decoder step: logits ``(B, V)``, the new state ``(B, D)`` and the weights ``(B, S)``."""
+        """One decoder step: logits ``(B, V)``, the new state ``(B, D)`` and the weights ``(B, S)``.
+
+        ``precomputed`` is what the attention reads of the annotations at every step (``U_a h_j``:
+        :meth:`Attention.precompute`), computed once per sentence by :meth:`precompute`."""
         if self.attention is None:
             context, weights = summary, None  # the bottleneck: the same vector at every step
-        else:
+        elif precomputed is None:
             context, weights = self.attention(state, annotations, mask)  # c_i from s_{i-1}
+        else:  # by keyword: the call's arguments stay (state, annotations, mask), as hooks on the attention see them
+            context, weights = self.attention(state, annotations, mask, precomputed=precomputed)
         embedded = self.target_embedding(y_prev)  # (B, E)
         state = self.decoder(torch.cat([embedded, context], dim=-1), state)
         logits = self.output(torch.cat([state, context, embedded], dim=-1))
         return logits, state, weights
+
+    def precompute(self, annotations: torch.Tensor) -> torch.Tensor | None:
+        """What the attention reads of the annotations at every step, once per sentence. None when the attention
+        is not an :class:`Attention` (a module of your own): it is then called as ``(state, annotations, mask)``."""
+        return self.attention.precompute(annotations) if isinstance(self.attention, Attention) else None
 
     def forward(self, source: torch.Tensor, source_lengths: torch.Tensor, target_in: torch.Tensor) -> Seq2SeqOutput:
         """Teacher forcing: read the reference ``target_in`` ``(B, T)`` (starting with ``<bos>``)."""
         _check_target(target_in, source.shape[0], self.config.target_vocab)
         annotations, summary = self.encode(source, source_lengths)
         mask = padding_mask(source_lengths, source.shape[1])  # (B, S)
+        precomputed = self.precompute(annotations)
         state = torch.tanh(self.init_state(summary))
         logits, alignments = [], []
         for i in range(target_in.shape[1]):
-            step_logits, state, weights = self.step(target_in[:, i], state, annotations, summary, mask)
+            step_logits, state, weights = self.step(target_in[:, i], state, annotations, summary, mask, precomputed)
             logits.append(step_logits)
             alignments.append(weights)
         return Seq2SeqOutput(
@@ -248,6 +298,7 @@ class Seq2Seq(nn.Module):
             raise ValueError(f"max_len must be a positive int, got {max_len!r}")
         annotations, summary = self.encode(source, source_lengths)
         mask = padding_mask(source_lengths, source.shape[1])
+        precomputed = self.precompute(annotations)
         state = torch.tanh(self.init_state(summary))
         B = source.shape[0]
         y = torch.full((B,), bos, dtype=torch.long)
@@ -255,7 +306,7 @@ class Seq2Seq(nn.Module):
         lengths = torch.full((B,), max_len, dtype=torch.long)
         tokens, alignments = [], []
         for i in range(max_len):
-            logits, state, weights = self.step(y, state, annotations, summary, mask)
+            logits, state, weights = self.step(y, state, annotations, summary, mask, precomputed)
             y = logits.argmax(-1).masked_fill(done, 0)  # finished rows emit padding
             finished_now = (y == eos) & ~done
             lengths[finished_now] = i

@@ -195,10 +195,9 @@ def evaluate_translation(
     )
 
 
-def _random_batch(corpus: Corpus, rng: np.random.Generator, batch_size: int) -> Batch:
-    """``batch_size`` training pairs drawn at random (with replacement), encoded and padded."""
-    chosen = rng.integers(len(corpus.train), size=batch_size)
-    return encode_batch([corpus.train[i] for i in chosen], corpus.source_vocab, corpus.target_vocab)
+def _random_batch(encoded: Batch, rng: np.random.Generator, batch_size: int) -> Batch:
+    """``batch_size`` pairs of the encoded training set drawn at random (with replacement), padded."""
+    return encoded.rows(torch.from_numpy(rng.integers(len(encoded.source), size=batch_size)))
 
 
 def train_translator(
@@ -228,9 +227,10 @@ def train_translator(
     rng = np.random.default_rng(seed)
     loss_of = nn.CrossEntropyLoss(ignore_index=corpus.target_vocab.pad)
     watched = encode_batch(watch, corpus.source_vocab, corpus.target_vocab) if watch else None
+    train_set = encode_batch(corpus.train, corpus.source_vocab, corpus.target_vocab)  # once: each step draws rows
 
     def loss_fn(model: Seq2Seq, step: int) -> torch.Tensor:
-        batch = _random_batch(corpus, rng, batch_size)
+        batch = _random_batch(train_set, rng, batch_size)
         logits = model(batch.source, batch.source_lengths, batch.target_in).logits  # (B, T, V)
         return loss_of(logits.flatten(0, 1), batch.target_out.flatten())
 
@@ -307,9 +307,10 @@ def train_transformer(
     rng = np.random.default_rng(seed)
     loss_of = nn.CrossEntropyLoss(ignore_index=corpus.target_vocab.pad, label_smoothing=label_smoothing)
     watched = encode_batch(watch, corpus.source_vocab, corpus.target_vocab) if watch else None
+    train_set = encode_batch(corpus.train, corpus.source_vocab, corpus.target_vocab)  # once: each step draws rows
 
     def loss_fn(model: Transformer, step: int) -> torch.Tensor:
-        batch = _random_batch(corpus, rng, batch_size)
+        batch = _random_batch(train_set, rng, batch_size)
         logits = model(batch.source, batch.target_in, need_weights=False).logits  # (B, T, V)
         return loss_of(logits.flatten(0, 1), batch.target_out.flatten())
 

@@ -5,7 +5,9 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
+from torch import nn
 
+import attn
 from attn.additive import (
     AdditiveAttention,
     BlurredAttention,
@@ -47,6 +49,18 @@ def test_additive_attention_matches_the_equation_written_out():
     assert torch.allclose(context, torch.einsum("bj,bjd->bd", alpha, keys), atol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["additive", "dot", "general"])
+def test_precomputed_keys_give_the_same_attention_and_additive_scores_agree(kind):
+    query, keys, mask = random_inputs()
+    module = make(kind)
+    context, weights = module(query, keys, mask)
+    context_p, weights_p = module(query, keys, mask, precomputed=module.precompute(keys))
+    assert torch.equal(context_p, context) and torch.equal(weights_p, weights)
+    if kind == "additive":  # the module's score on U_a h_j is attn.additive_scores
+        e = attn.additive_scores(query[:, None], keys, module.W_a, module.U_a, module.v_a)  # (B, 1, Tk)
+        assert torch.allclose(module.score(query[:, None], module.precompute(keys)), e, atol=1e-6)
+
+
 @pytest.mark.parametrize("kind", ["dot", "general"])
 def test_luong_attention_matches_torch_scaled_dot_product_attention(kind):
     query, keys, mask = random_inputs()
@@ -83,8 +97,16 @@ def test_attention_rejects_bad_shapes():
         module(query[:2], keys)
     with pytest.raises(ValueError, match=r"mask must have shape \(B, Tk\) = \(3, 5\), got \(3, 4\)"):
         module(query, keys, mask[:, :4])
-    with pytest.raises(ValueError, match="W_q must have shape"):
+    with pytest.raises(ValueError, match="query has width 5, but the attention was built for d_query=6"):
         module(query[:, :5], keys)
+    with pytest.raises(ValueError, match="keys has width 3, but the attention was built for d_key=6"):
+        module(query, keys[..., :3])
+    with pytest.raises(ValueError, match=r"keys has width 3, but the attention was built for d_key=6"):
+        make("general")(query, keys[..., :3])
+    with pytest.raises(
+        ValueError, match=r"precomputed must be self.precompute\(keys\), shape \(B, Tk, ...\) = \(3, 5\)"
+    ):
+        module(query, keys, mask, precomputed=module.precompute(keys)[:, :4])
     with pytest.raises(ValueError, match="dot attention needs d_query == d_key, got d_query=4 and d_key=6"):
         DotAttention(4, 6)
 
@@ -124,6 +146,27 @@ def test_a_sentence_reads_the_same_alone_and_in_a_padded_batch(corpus):
     T, S = alone.target_in.shape[1], alone.source.shape[1]
     assert torch.allclose(together.logits[0, :T], single.logits[0], atol=1e-5)
     assert torch.allclose(together.alignments[0, :T, :S], single.alignments[0], atol=1e-6)
+
+
+def test_the_decoder_calls_a_module_of_your_own_with_state_annotations_and_mask(corpus):
+    model = model_for(corpus)
+    batch = encode_batch(corpus.test[:6], corpus.source_vocab, corpus.target_vocab)
+    expected = model(batch.source, batch.source_lengths, batch.target_in)
+    trained = model.attention
+
+    class Wrapper(nn.Module):  # as in chapter 2's Exercise 4: forward(state, annotations, mask), nothing else
+        def forward(self, query, keys, mask):
+            return trained(query, keys, mask)
+
+    model.attention = Wrapper()
+    got = model(batch.source, batch.source_lengths, batch.target_in)
+    assert torch.equal(got.logits, expected.logits) and torch.equal(got.alignments, expected.alignments)
+    model.attention = trained  # a forward hook on the attention sees the arguments (state, annotations, mask)
+    seen = []
+    handle = trained.register_forward_hook(lambda module, args, output: seen.append(len(args)))
+    model(batch.source, batch.source_lengths, batch.target_in)
+    handle.remove()
+    assert seen and set(seen) == {3}
 
 
 def test_the_baseline_has_no_alignments(corpus):

@@ -337,12 +337,19 @@ class Batch:
     target_in: torch.Tensor
     target_out: torch.Tensor
 
+    def rows(self, index: torch.Tensor) -> Batch:
+        """The sentence pairs at ``index`` ``(n,)``, padded to their own longest sentence: the batch that
+        :func:`encode_batch` makes of those pairs (a training step draws its batch from the encoded corpus)."""
+        target_out = self.target_out[index]
+        S, T = int(self.source_lengths[index].max()), int((target_out != 0).sum(1).max())
+        return Batch(self.source[index, :S], self.source_lengths[index], self.target_in[index, :T], target_out[:, :T])
+
 
 def _pad(rows: Sequence[Sequence[int]]) -> torch.Tensor:
-    out = torch.zeros(len(rows), max(len(r) for r in rows), dtype=torch.long)
+    out = np.zeros((len(rows), max(len(r) for r in rows)), dtype=np.int64)
     for i, row in enumerate(rows):
-        out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-    return out
+        out[i, : len(row)] = row
+    return torch.from_numpy(out)
 
 
 def encode_batch(pairs: Sequence[Pair], source_vocab: Vocab, target_vocab: Vocab) -> Batch:

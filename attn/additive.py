@@ -12,11 +12,13 @@ Masks follow :mod:`attn.masks`: ``True`` = may attend; padded source positions g
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from attn._checks import check_positive_int
 from attn.data.vocab import Vocab
 from attn.functional import attend, dot_product_scores
 from attn.masks import padding_mask
@@ -149,7 +151,7 @@ class BlurredAttention(Attention):
 
     def __init__(self, attention: Attention, mix: float):
         super().__init__()
-        if isinstance(mix, bool) or not isinstance(mix, int | float) or not 0 <= mix <= 1:
+        if isinstance(mix, bool) or not isinstance(mix, numbers.Real) or not 0 <= mix <= 1:
             raise ValueError(f"mix must be a number in [0, 1], got {mix!r}")
         self.attention, self.mix = attention, float(mix)
 
@@ -213,6 +215,8 @@ class Seq2Seq(nn.Module):
 
     def __init__(self, config: Seq2SeqConfig):
         super().__init__()
+        for name in ("source_vocab", "target_vocab", "d_embed", "d_hidden", "d_attn"):
+            check_positive_int(name, getattr(config, name))
         if config.attention not in SCORES:
             raise ValueError(f"attention must be one of {sorted(SCORES)}, got {config.attention!r}")
         if config.d_hidden % 2:
@@ -270,6 +274,7 @@ class Seq2Seq(nn.Module):
 
     def forward(self, source: torch.Tensor, source_lengths: torch.Tensor, target_in: torch.Tensor) -> Seq2SeqOutput:
         """Teacher forcing: read the reference ``target_in`` ``(B, T)`` (starting with ``<bos>``)."""
+        _check_source(source, source_lengths, self.config.source_vocab)
         _check_target(target_in, source.shape[0], self.config.target_vocab)
         annotations, summary = self.encode(source, source_lengths)
         mask = padding_mask(source_lengths, source.shape[1])  # (B, S)
@@ -292,9 +297,9 @@ class Seq2Seq(nn.Module):
         """Translate by taking the most likely word at each step until ``<eos>`` (or ``max_len`` steps)."""
         V = self.config.target_vocab
         for name, token in (("bos", bos), ("eos", eos)):
-            if isinstance(token, bool) or not isinstance(token, int) or not 0 <= token < V:
+            if isinstance(token, bool) or not isinstance(token, numbers.Integral) or not 0 <= token < V:
                 raise ValueError(f"{name} must be a token id in [0, {V}) (the target vocabulary), got {token!r}")
-        if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
+        if isinstance(max_len, bool) or not isinstance(max_len, numbers.Integral) or max_len < 1:
             raise ValueError(f"max_len must be a positive int, got {max_len!r}")
         annotations, summary = self.encode(source, source_lengths)
         mask = padding_mask(source_lengths, source.shape[1])
@@ -324,6 +329,13 @@ class Seq2Seq(nn.Module):
 
 
 def _check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size: int) -> None:
+    for name, x in (("source", source), ("source_lengths", source_lengths)):
+        if not isinstance(x, torch.Tensor):
+            raise ValueError(
+                f"{name} must be a torch.Tensor (attn.data.translation.encode_batch makes them), got {type(x).__name__}"
+            )
+    if source.dim() == 2 and source.shape[0] == 0:
+        raise ValueError(f"source is an empty batch (B = 0, shape {tuple(source.shape)}): give at least one sentence")
     if source.dim() != 2 or source.dtype != torch.long:
         raise ValueError(f"source must be a (B, S) tensor of token ids, got {source.dtype} {tuple(source.shape)}")
     if source_lengths.shape != (source.shape[0],):
@@ -337,6 +349,8 @@ def _check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size
 
 
 def _check_target(target_in: torch.Tensor, B: int, vocab_size: int) -> None:
+    if not isinstance(target_in, torch.Tensor):
+        raise ValueError(f"target_in must be a torch.Tensor of token ids, got {type(target_in).__name__}")
     if target_in.dim() != 2 or target_in.dtype != torch.long or target_in.shape[0] != B or target_in.shape[1] < 1:
         raise ValueError(
             f"target_in must be a (B, T) tensor of token ids with B={B} and T >= 1, "

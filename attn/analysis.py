@@ -8,6 +8,7 @@ attention-only models (Olsson et al. 2022).
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -119,7 +120,7 @@ def ablate_heads(attentions: Sequence[MultiHeadAttention], heads: Iterable[tuple
     try:
         with torch.no_grad():
             for layer, head in heads:
-                if not all(isinstance(i, int) and not isinstance(i, bool) for i in (layer, head)):
+                if not all(isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in (layer, head)):
                     raise ValueError(f"heads must hold (layer, head) pairs of ints, got {(layer, head)!r}")
                 if not 0 <= layer < len(attentions):
                     raise ValueError(f"layer {layer} is out of range: the model has {len(attentions)} layers")

@@ -101,8 +101,8 @@ def softmax(x: torch.Tensor, dim: int = -1, temperature: float | torch.Tensor = 
         empty = infinite  # rows that are -inf everywhere: nothing to attend to
         work = work.masked_fill(empty, 0.0)  # finite scores now, zero weights below: no NaN, no NaN gradient
         row_max = row_max.masked_fill(empty, 0.0)
-    if isinstance(temperature, torch.Tensor):
-        work = (work - row_max) / temperature.to(work.dtype)
+    if isinstance(temperature, torch.Tensor):  # at least the smallest normal number: 1e-50 in float32 is not 0
+        work = (work - row_max) / temperature.to(work.dtype).clamp_min(torch.finfo(work.dtype).tiny)
     elif temperature != 1.0:
         # Shift, then stretch: (x - max) / τ <= 0 cannot overflow. 1/τ is capped so that a tiny τ
         # (1e-50 rounds to 0 in float32) gives the one-hot limit instead of 0/0.
@@ -225,6 +225,11 @@ def scaled_dot_product_attention(
     bias, empty = _mask_bias(mask, query.dtype) if mask is not None else (None, None)
     scores = _scaled_scores(query, key, scale, bias)  # (..., Tq, Tk): Q Kᵀ · scale + bias, one matrix product
     weights = _softmax_last(scores)  # (..., Tq, Tk)
+    if weights.shape[-1] and bool(weights[..., 0].isnan().any()):  # a row with +inf or NaN scores is NaN throughout
+        raise ValueError(
+            f"the scores Q Kᵀ · scale overflowed or are NaN (query {_shape(query)}, key {_shape(key)}): "
+            f"the largest |query| is {query.abs().max().item():.3g}, |key| {key.abs().max().item():.3g}"
+        )
     if empty is not None:
         weights = weights.masked_fill(empty, 0.0)  # rows with nothing to attend to: zero weights, zero output
     used = torch.nn.functional.dropout(weights, dropout) if dropout > 0 else weights
@@ -311,6 +316,8 @@ def _check_attend_args(
     _check_batch("scores", scores, "value", value)
     if mask is not None:
         _check_mask(mask, _shape(scores), scores.device)
+    if bool(torch.isposinf(scores).any()):  # -inf is a key not to attend to; +inf is a score that overflowed
+        raise ValueError(f"scores contain +inf (shape {_shape(scores)}): did they overflow? Scale them down")
 
 
 def _check_query_key(query: torch.Tensor, key: torch.Tensor) -> None:

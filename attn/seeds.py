@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import numbers
 import os
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -28,7 +29,7 @@ def _jobs(jobs: object, runs: int) -> int:
     if jobs is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         jobs = min(runs, cores)
-    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+    if not isinstance(jobs, numbers.Integral) or isinstance(jobs, bool) or jobs < 1:
         raise ValueError(f"jobs must be a positive int, got {jobs!r}")
     return jobs
 
@@ -51,7 +52,7 @@ def over_seeds(
     process may use, at most one per seed; ``jobs=1`` runs here, one seed after another.
     """
     seeds = list(seeds)
-    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+    if not seeds or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in seeds):
         raise ValueError(f"seeds must be one or more ints, got {seeds!r}")
     return over_runs([partial(run, seed=seed) for seed in seeds], jobs=jobs, progress=progress, desc="seeds")
 

@@ -78,12 +78,12 @@ class History:
 
 def _checkpoint_steps(every: object) -> Callable[[int], bool]:
     """Whether a step is a checkpoint: every ``every`` steps (a positive int), or the steps listed."""
-    if isinstance(every, int) and not isinstance(every, bool) and every >= 1:
+    if isinstance(every, numbers.Integral) and not isinstance(every, bool) and every >= 1:
         return lambda step: step % every == 0
     if (
         isinstance(every, Collection)
         and every
-        and all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in every)
+        and all(isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 1 for s in every)
     ):
         listed = frozenset(every)
         return lambda step: step in listed
@@ -117,9 +117,9 @@ def fit(
     checkpoint whose dict it accepts (a goal reached).
     """
     at = _checkpoint_steps(every)
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
         raise ValueError(f"steps must be a positive int, got {steps!r}")
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+    if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 0:
         raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
     if schedule is not None and (warmup or not callable(schedule)):
         got = f"warmup={warmup} as well" if callable(schedule) else repr(schedule)

@@ -374,9 +374,9 @@ def test_temperature_zero_is_greedy_and_sampling_is_seeded():
     assert model.training is False
 
 
-@pytest.mark.parametrize("temperature", [-1.0, -1e-9, float("nan"), True, "hot", None])
+@pytest.mark.parametrize("temperature", [-1.0, -1e-9, float("nan"), float("inf"), True, "hot", None])
 def test_generate_rejects_a_bad_temperature(temperature):
-    with pytest.raises(ValueError, match="temperature must be a number >= 0, got"):
+    with pytest.raises(ValueError, match=r"temperature must be a finite number >= 0 \(0: greedy\), got"):
         tiny_lm(11).generate(PROMPT, 2, temperature=temperature)
 
 

@@ -266,8 +266,8 @@ def test_load_weights_names_a_misshapen_tensor(tmp_path):
     state["encoder.layer.0.intermediate.dense.weight"] = torch.zeros(8, 8)
     with pytest.raises(
         ValueError,
-        match=r"tensor encoder\.layer\.0\.intermediate\.dense\.weight has shape \(8, 8\) but attn's "
-        r"encoder\.layers\.0\.feed_forward\.W_1\.weight has shape \(16, 8\)",
+        match=r"tensor encoder\.layer\.0\.intermediate\.dense\.weight is torch\.float32 \(8, 8\) but attn.s "
+        r"encoder\.layers\.0\.feed_forward\.W_1\.weight is torch\.float32 \(16, 8\)",
     ):
         load_weights(Bert(TINY), save(tmp_path, state), sha256=None)
 

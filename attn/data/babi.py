@@ -7,6 +7,7 @@ the next story. A question line is ``ID question<TAB>answer<TAB>supporting ids``
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ __all__ = [
     "Example",
     "BabiTensors",
     "tokenize",
+    "split_sentences",
     "parse_stories",
     "read_stories",
     "format_stories",
@@ -34,7 +36,8 @@ __all__ = [
 
 MEMORY_SIZE = 50  # the paper keeps the most recent 50 sentences (Sukhbaatar et al. 2015, §4.2)
 _LINE = re.compile(r"(\d+) (.*)")
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[^\W_]+")  # letters and digits of any script: "José" is one word, "josé"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")  # after . ! or ? and a space, or at a line break
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,17 @@ class Example:
 
 def tokenize(text: str) -> tuple[str, ...]:
     """Lower-case words without punctuation: ``"Where is Mary?"`` -> ``("where", "is", "mary")``."""
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
     return tuple(_WORD.findall(text.lower()))
+
+
+def split_sentences(text: str) -> list[str]:
+    """A story typed as text, one sentence per item: split at line breaks and after ``.``, ``!`` or ``?``;
+    empty pieces are dropped (``"Greg is a frog. Brian is yellow."`` -> two sentences)."""
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    return [piece.strip() for piece in _SENTENCE_END.split(text) if piece.strip()]
 
 
 def _parse_line(raw: str, where: str) -> Line:
@@ -88,6 +101,11 @@ def _parse_line(raw: str, where: str) -> Line:
     if "\t" not in rest:
         if not tokenize(rest):
             raise ValueError(f"{where}: line {line_id} has no words")
+        if "?" in rest:  # a statement never asks; a question whose fields are split by spaces would vanish
+            raise ValueError(
+                f"{where}: line {line_id} is a question without an answer: a question line needs "
+                f"'question<TAB>answer<TAB>supporting ids' (tabs, not spaces)"
+            )
         return Line(line_id, rest.strip())
     fields = rest.split("\t")
     if len(fields) != 3:
@@ -135,10 +153,15 @@ def parse_stories(lines: Iterable[str], source: str = "<string>") -> list[Story]
 
 
 def read_stories(path: str | Path) -> list[Story]:
-    """Stories of one bAbI file."""
+    """Stories of one bAbI file (UTF-8, with or without a byte-order mark)."""
     path = Path(path)
-    with path.open(encoding="utf-8") as f:
-        return parse_stories(f, source=str(path))
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ValueError(f"{path}:{line}: not UTF-8 text ({e.reason}, byte {data[e.start]:#04x})") from None
+    return parse_stories(text.split("\n"), source=str(path))
 
 
 def format_stories(stories: Sequence[Story]) -> str:
@@ -189,10 +212,15 @@ def task_file(data_dir: str | Path, task: int, split: str) -> Path:
     """The file of bAbI task ``task`` (1-20) and ``split`` ("train" or "test") in ``data_dir``."""
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    if isinstance(task, bool) or not isinstance(task, numbers.Integral) or not 1 <= task <= 20:
+        raise ValueError(f"task must be an int in 1..20, got {task!r}")
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise FileNotFoundError(f"data directory {data_dir} does not exist")
-    found = sorted(data_dir.glob(f"qa{task}_*_{split}.txt"))
+    try:
+        found = sorted(p for p in data_dir.iterdir() if re.fullmatch(rf"qa{task}_.+_{split}\.txt", p.name))
+    except PermissionError:
+        raise PermissionError(f"{data_dir}: permission denied (the folder cannot be listed)") from None
     if len(found) != 1:
         raise FileNotFoundError(f"expected one file qa{task}_*_{split}.txt in {data_dir}, found {len(found)}")
     return found[0]

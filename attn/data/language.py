@@ -7,6 +7,7 @@ behind ``<mask>`` and predicts them from both sides.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -71,7 +72,7 @@ def mask_tokens(
         raise ValueError(f"rate must be in (0, 1], got {rate!r}")
     if check_positive_int("vocab_size", vocab_size) <= 5:
         raise ValueError(f"vocab_size must be above 5 (ids 0-3 are special, one is the mask), got {vocab_size}")
-    if isinstance(mask, bool) or not isinstance(mask, int) or not 4 <= mask < vocab_size:
+    if isinstance(mask, bool) or not isinstance(mask, numbers.Integral) or not 4 <= mask < vocab_size:
         raise ValueError(f"mask must be a word id in 4..{vocab_size - 1}, got {mask!r}")
     words = tokens >= 4  # <pad>, <bos>, <eos>, <unk> are never chosen
     chosen = words & (torch.rand(tokens.shape, generator=generator) < rate)

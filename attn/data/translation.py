@@ -16,6 +16,7 @@ translates (or ``None``). Generation is deterministic from a seed.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -306,9 +307,9 @@ def _vocabularies() -> tuple[Vocab, Vocab]:
 def make_corpus(n_train: int = 20_000, n_test: int = 1_000, seed: int = 0, subordinate: float = 0.5) -> Corpus:
     """Sample ``n_train`` training and ``n_test`` held-out pairs, deterministically from ``seed``."""
     for name, n in (("n_train", n_train), ("n_test", n_test)):
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
             raise ValueError(f"{name} must be a positive int, got {n!r}")
-    if isinstance(subordinate, bool) or not isinstance(subordinate, int | float) or not 0 <= subordinate <= 1:
+    if isinstance(subordinate, bool) or not isinstance(subordinate, numbers.Real) or not 0 <= subordinate <= 1:
         raise ValueError(f"subordinate must be a probability in [0, 1], got {subordinate!r}")
     rng = np.random.default_rng(seed)
     train = [render(sample_sentence(rng, subordinate)) for _ in range(n_train)]

@@ -113,14 +113,32 @@ def run_joint(
 
 
 def read_reference(path: Path | None, column: str = PAPER_COLUMN) -> dict[int, float]:
-    """The paper's per-task test error (%) from a CSV with ``task`` and ``column`` columns, if given."""
+    """The paper's per-task test error (%) from a CSV with ``task`` and ``column`` columns, if given; a malformed
+    file raises ``ValueError('file:line: ...')``."""
     if path is None:
         return {}
-    with path.open(encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    if not rows or column not in rows[0] or "task" not in rows[0]:
-        raise ValueError(f"{path}: expected columns 'task' and '{column}'")
-    return {int(r["task"]): float(r[column]) for r in rows}
+    errors: dict[int, float] = {}
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames is None or not {"task", column} <= set(reader.fieldnames):
+                raise ValueError(f"{path}:1: expected columns 'task' and '{column}', got {reader.fieldnames}")
+            for row in reader:
+                try:
+                    task, error = int(row["task"]), float(row[column])
+                except (TypeError, ValueError):
+                    raise ValueError(
+                        f"{path}:{reader.line_num}: expected a task number and an error %, got "
+                        f"{row['task']!r} and {row[column]!r}"
+                    ) from None
+                if task in errors or not 1 <= task <= 20:
+                    raise ValueError(f"{path}:{reader.line_num}: task {task} is repeated or not in 1..20")
+                errors[task] = error
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text ({e.reason})") from None
+    if not errors:
+        raise ValueError(f"{path}: no rows")
+    return errors
 
 
 def find_reference(data: Path) -> Path | None:
@@ -243,6 +261,9 @@ def parse_tasks(text: str) -> list[int]:
             raise argparse.ArgumentTypeError(f"tasks must look like 1-20 or 1,2,16, got {text!r}") from None
     if not tasks or not all(1 <= t <= 20 for t in tasks):
         raise argparse.ArgumentTypeError(f"tasks must lie in 1..20, got {text!r}")
+    repeated = sorted({t for t in tasks if tasks.count(t) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"tasks lists task {', '.join(map(str, repeated))} more than once: {text!r}")
     return tasks
 
 
@@ -255,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         recipe = JOINT_RECIPE if name == "joint" else dict(epochs=100, dim=20, decay_every=25, linear_start=20)
         sub = commands.add_parser(name, help=help_text)
         sub.add_argument("--data", type=Path, required=True, help="folder of qaN_*_train.txt / _test.txt files")
-        sub.add_argument("--seed", type=int, default=0, help="the first seed (runs use seed, seed+1, ...)")
+        sub.add_argument("--seed", type=nonnegative_int, default=0, help="the first seed (runs use seed, seed+1, ...)")
         sub.add_argument("--epochs", type=positive_int, default=recipe["epochs"], help="epochs after the linear start")
         sub.add_argument("--dim", type=positive_int, default=recipe["dim"], help="embedding size d")
         sub.add_argument("--lr", type=positive_float, default=0.01, help="learning rate after the linear start")
@@ -277,6 +298,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         parser.error(f"--data {args.data} is not a folder")
+    try:
+        return run(args)
+    except (ValueError, OSError) as e:  # a data error: one line naming the file (and line), exit status 1
+        message = f"{e.filename}: {e.strerror.lower()}" if isinstance(e, OSError) and e.filename and e.strerror else e
+        print(f"{parser.prog}: error: {message}", file=sys.stderr)
+        return 1
+
+
+def run(args: argparse.Namespace) -> int:
+    """The command ``args`` asks for; the data are checked before any training starts."""
+    tasks = [args.task] if args.command == "train" else args.tasks
+    for task in tasks:  # every file found, readable and with questions before a worker starts
+        for split in ("train", "test"):
+            if not read_task(args.data, task, split):
+                raise ValueError(f"{task_file(args.data, task, split)}: no questions (a question line is "
+                                 f"'ID question<TAB>answer<TAB>supporting ids')")  # fmt: skip
     recipe = dict(decay_every=args.decay_every, linear_start=args.linear_start, attend_empty=not args.mask_empty)
 
     if args.command == "train":

@@ -8,6 +8,8 @@ updating the controller state ``u``; **R**esponse turns the final state into an 
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 
 import torch
@@ -37,10 +39,16 @@ class MemN2NConfig:
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d", "hops", "memory_size"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         if self.encoding not in ENCODINGS:
             raise ValueError(f"encoding must be one of {ENCODINGS}, got {self.encoding!r}")
+        for name in ("temporal", "attend_empty"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        real = isinstance(self.init_std, numbers.Real) and not isinstance(self.init_std, bool)
+        if not real or not 0 < self.init_std < math.inf:
+            raise ValueError(f"init_std must be a positive finite number, got {self.init_std!r}")
 
 
 @dataclass

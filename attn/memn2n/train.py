@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import numbers
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from attn.data.babi import MEMORY_SIZE, BabiTensors, Example, build_vocab, tokenize, vectorize
+from attn.data.babi import MEMORY_SIZE, BabiTensors, Example, build_vocab, split_sentences, tokenize, vectorize
 from attn.data.vocab import UNK, Vocab
 from attn.memn2n.model import MemN2N, MemN2NConfig, time_index
 from attn.train import seeded
@@ -68,8 +69,15 @@ class MemN2NRun:
         """Fraction of ``exs`` answered wrongly."""
         return evaluate(self.model, self.tensors(exs))["error"]
 
-    def answer(self, sentences: Sequence[str], question: str) -> Answer:
-        """Answer ``question`` about the story ``sentences`` (plain text, oldest first)."""
+    def answer(self, sentences: Sequence[str] | str, question: str) -> Answer:
+        """Answer ``question`` about the story ``sentences`` (plain text, oldest first). A story given as one
+        string is split into sentences at line breaks and after ``.``, ``!`` or ``?`` (:func:`split_sentences`)."""
+        if isinstance(sentences, str):
+            sentences = split_sentences(sentences)
+        if not isinstance(sentences, Sequence) or not all(isinstance(s, str) for s in sentences):
+            raise ValueError(f"sentences must be a list of strings (or one string), got {sentences!r:.80}")
+        if not isinstance(question, str):
+            raise ValueError(f"question must be a string, got {type(question).__name__}")
         story = tuple(tokenize(s) for s in sentences if tokenize(s))
         query = tokenize(question)
         if not story:
@@ -144,12 +152,12 @@ def _check_recipe(**values: float) -> None:
     for name, value in values.items():
         if name in ("epochs", "batch_size", "decay_every", "linear_start"):
             low = 0 if name == "linear_start" else 1
-            ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
+            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= low
             expected = f"an int >= {low}"
         elif name == "noise":
-            ok, expected = isinstance(value, (int, float)) and 0 <= value < 1, "a number in [0, 1)"
+            ok, expected = isinstance(value, numbers.Real) and 0 <= value < 1, "a number in [0, 1)"
         else:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
+            ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and 0 < value < float("inf")
             expected = "a positive number"
         if not ok:
             raise ValueError(f"{name} must be {expected}, got {value!r}")

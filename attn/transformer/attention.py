@@ -56,14 +56,17 @@ class MultiHeadAttention(nn.Module):
         value: torch.Tensor,
         mask: torch.Tensor | None = None,
         need_weights: bool = True,
+        key_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """query ``(B, Tq, d_model)``, key and value ``(B, Tk, d_model)``, mask bool broadcastable to
         ``(B, H, Tq, Tk)`` (a 2-D mask is ``(Tq, Tk)``, a 3-D one ``(B, Tq, Tk)``) -> output
-        ``(B, Tq, d_model)`` and the weights of every head ``(B, H, Tq, Tk)``. With ``need_weights=False``
+        ``(B, Tq, d_model)`` and the weights of every head ``(B, H, Tq, Tk)``. A padding mask ``(B, Tk)``
+        (:func:`attn.padding_mask`: ``True`` on real keys) goes in ``key_mask``, never in ``mask``, where a 2-D
+        mask means ``(Tq, Tk)``; both may be given. With ``need_weights=False``
         the weights are not kept (None) and the fused :func:`torch.nn.functional.scaled_dot_product_attention`
         computes the same output with far less memory (and, for longer sequences, faster)."""
         B, Tq, Tk = self._check(query, key, value)
-        mask = self._mask(mask, B, Tq, Tk, query.device)
+        mask = self._with_key_mask(self._mask(mask, B, Tq, Tk, query.device), key_mask, B, Tk, query.device)
         q, k, v = self._project(query, key, value)  # (B, H, Tq, d_k), (B, H, Tk, d_k), (B, H, Tk, d_k)
         p = self.dropout if self.training else 0.0
         weights = None
@@ -150,6 +153,11 @@ class MultiHeadAttention(nn.Module):
                 raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
             if x.dim() != 3 or x.shape[-1] != self.d_model:
                 raise ValueError(f"{name} must have shape (B, T, d_model={self.d_model}), got {_shape(x)}")
+            if x.dtype != self.W_q.weight.dtype and not torch.is_autocast_enabled(x.device.type):
+                raise ValueError(
+                    f"{name} has dtype {x.dtype} but the layer's weights are {self.W_q.weight.dtype}: convert one "
+                    f"to the other (e.g. x.to({self.W_q.weight.dtype}) or layer.to({x.dtype}))"
+                )
         if key.shape[:2] != value.shape[:2]:
             raise ValueError(
                 f"key and value must have the same (B, Tk), got key {_shape(key)} and value {_shape(value)}"
@@ -157,6 +165,24 @@ class MultiHeadAttention(nn.Module):
         if query.shape[0] != key.shape[0]:
             raise ValueError(f"query and key must have the same batch size B, got {_shape(query)} and {_shape(key)}")
         return query.shape[0], query.shape[1], key.shape[1]
+
+    def _with_key_mask(
+        self, mask: torch.Tensor | None, key_mask: torch.Tensor | None, B: int, Tk: int, device: torch.device
+    ) -> torch.Tensor | None:
+        """``mask`` and the padding mask ``key_mask`` ``(B, Tk)`` together, as one mask ``(B, H or 1, Tq, Tk)``."""
+        if key_mask is None:
+            return mask
+        if not isinstance(key_mask, torch.Tensor) or key_mask.dtype != torch.bool or _shape(key_mask) != (B, Tk):
+            got = (
+                f"{key_mask.dtype} {_shape(key_mask)}"
+                if isinstance(key_mask, torch.Tensor)
+                else type(key_mask).__name__
+            )
+            raise ValueError(f"key_mask must be a bool tensor (B, Tk) = ({B}, {Tk}), True on real keys, got {got}")
+        if key_mask.device != device:
+            raise ValueError(f"key_mask is on {key_mask.device} but query is on {device}")
+        keys = key_mask[:, None, None, :]  # (B, 1, 1, Tk): the same keys for every head and query
+        return keys if mask is None else mask & keys
 
     def _mask(self, mask: torch.Tensor | None, B: int, Tq: int, Tk: int, device: torch.device) -> torch.Tensor | None:
         if mask is None:
@@ -176,5 +202,6 @@ class MultiHeadAttention(nn.Module):
             mask = mask.unsqueeze(1)  # (B, 1, Tq, Tk): the same mask for every head
         fits = all(m in (1, n) for m, n in zip(_shape(mask)[::-1], full[::-1], strict=False))
         if mask.dim() not in (2, 4) or not fits:
-            raise ValueError(f"mask must have shape {expected}, got {shape}")
+            hint = "; a padding mask (B, Tk) goes in key_mask" if mask.dim() == 2 else ""
+            raise ValueError(f"mask must have shape {expected}, got {shape}{hint}")
         return mask

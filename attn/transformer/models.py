@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from attn._checks import check_dropout, check_nonnegative_int, check_positive_int
-from attn.functional import _shape
+from attn.functional import _shape, softmax
 from attn.masks import causal_mask
 from attn.transformer.attention import KeyValue
 from attn.transformer.layers import DecoderLayer, EncoderLayer, LayerNorm
@@ -407,8 +407,12 @@ class LanguageModel(nn.Module):
             raise ValueError("generate needs a causal model (config.causal=True)")
         check_tokens("prompt", prompt, self.config.vocab_size)
         steps = check_positive_int("steps", steps)
-        if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature >= 0:
-            raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
+        if (
+            isinstance(temperature, bool)
+            or not isinstance(temperature, numbers.Real)
+            or not 0 <= temperature < math.inf
+        ):
+            raise ValueError(f"temperature must be a finite number >= 0 (0: greedy), got {temperature!r}")
         if not isinstance(cache, bool):
             raise ValueError(f"cache must be True or False, got {cache!r}")
         if self.config.positions != "none" and prompt.shape[1] + steps - 1 > self.config.max_len:
@@ -428,8 +432,8 @@ class LanguageModel(nn.Module):
             if temperature == 0:
                 step = logits.argmax(-1, keepdim=True)  # (B, 1)
             else:
-                scaled = (logits - logits.amax(-1, keepdim=True)) / temperature  # max 0: finite for any τ > 0
-                step = torch.multinomial(torch.softmax(scaled, -1), 1, generator=generator)  # (B, 1)
+                p = softmax(logits, temperature=float(temperature))  # any τ > 0: a tiny one gives the argmax, not NaN
+                step = torch.multinomial(p, 1, generator=generator)  # (B, 1)
             tokens = torch.cat([tokens, step], dim=1)
         self.train(was_training)
         return tokens

@@ -9,6 +9,7 @@ modules. ``python -m attn.viz.diagrams notebooks/figures`` writes the committed 
 from __future__ import annotations
 
 import argparse
+import numbers
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -47,7 +48,7 @@ def _tag(name: str, body: str | None = None, **attrs: object) -> str:
     for key, value in attrs.items():
         if value is None:
             continue
-        text = _n(value) if isinstance(value, int | float) and not isinstance(value, bool) else str(value)
+        text = _n(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else str(value)
         parts.append(f"{key.rstrip('_').replace('_', '-')}={quoteattr(text)}")
     head = " ".join(parts)
     return f"<{head}/>" if body is None else f"<{head}>{body}</{name}>"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -74,7 +75,7 @@ def scene_grid(
     if images.dim() != 4 or len(images) == 0:
         raise ValueError(f"images must be (N, C, H, W) with N >= 1, got {tuple(images.shape)}")
     N = len(images)
-    if isinstance(cols, bool) or not isinstance(cols, int) or cols < 1:
+    if isinstance(cols, bool) or not isinstance(cols, numbers.Integral) or cols < 1:
         raise ValueError(f"cols must be a positive int, got {cols!r}")
     for name, values in (("weights", weights), ("titles", titles), ("boxes", boxes)):
         if values is not None and len(values) != N:

@@ -26,6 +26,16 @@ def _check_labels(name: str, labels: Sequence[str] | None, n: int, axis: str) ->
         raise ValueError(f"{name} has {len(labels)} labels but the weights have {n} {axis}")
 
 
+def _literal(token: object) -> str:
+    """A token as matplotlib should print it: ``$`` escaped, so that "$5 and $6" is text, not mathematics."""
+    return str(token).replace("$", r"\$")
+
+
+def _ticks(tokens: Sequence[str] | None, n: int) -> list[str] | range:
+    """Tick labels: the tokens as literal text, or the positions 0..n-1."""
+    return [_literal(t) for t in tokens] if tokens is not None else range(n)
+
+
 def heatmap(
     weights: torch.Tensor,
     x_tokens: Sequence[str] | None = None,
@@ -57,9 +67,9 @@ def heatmap(
     else:
         image = ax.imshow(weights.numpy(), cmap=CMAP, vmin=0.0, vmax=top)
     if x_tokens is not None or Tk <= 20:  # long unlabelled axes keep matplotlib's sparse ticks
-        ax.set_xticks(range(Tk), labels=list(x_tokens) if x_tokens is not None else range(Tk), rotation=60)
+        ax.set_xticks(range(Tk), labels=_ticks(x_tokens, Tk), rotation=60)
     if y_tokens is not None or Tq <= 20:
-        ax.set_yticks(range(Tq), labels=list(y_tokens) if y_tokens is not None else range(Tq))
+        ax.set_yticks(range(Tq), labels=_ticks(y_tokens, Tq))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if annotate is None:
@@ -155,10 +165,8 @@ def head_grid(
         for head in range(H):
             ax = axes[layer][head]
             image = ax.imshow(maps[layer][head].numpy(), cmap=CMAP, vmin=0.0, vmax=1.0)
-            ax.set_xticks(
-                range(Tk), labels=list(x_tokens) if x_tokens is not None else range(Tk), rotation=90, fontsize=7
-            )
-            ax.set_yticks(range(Tq), labels=list(y_tokens) if y_tokens is not None else range(Tq), fontsize=7)
+            ax.set_xticks(range(Tk), labels=_ticks(x_tokens, Tk), rotation=90, fontsize=7)
+            ax.set_yticks(range(Tq), labels=_ticks(y_tokens, Tq), fontsize=7)
             if head:
                 ax.set_yticklabels([])
             if layer < L - 1:  # the same keys in every row: label them once, under the last row
@@ -186,7 +194,7 @@ def bar_weights(
     _check_labels("labels", labels, weights.numel(), "entries")
     if ax is None:
         _, ax = plt.subplots(figsize=(4, 2.5))
-    names = [str(t) for t in labels] if labels is not None else [str(i) for i in range(weights.numel())]
+    names = [_literal(t) for t in labels] if labels is not None else [str(i) for i in range(weights.numel())]
     ax.bar(range(len(names)), weights.numpy(), color=plt.get_cmap(CMAP)(0.35))  # one slot per entry
     ax.set_xticks(range(len(names)), labels=names)
     ax.set_ylim(0, 1)
@@ -236,7 +244,7 @@ def lookup_figure(
         label="keys (size = weight)",
     )
     for i in range(M):
-        name = labels[i] if labels is not None else f"k{i}"
+        name = _literal(labels[i]) if labels is not None else f"k{i}"
         ax.annotate(
             f"{name}\n{float(weights[i]):.2f}", keys[i].tolist(), textcoords="offset points", xytext=(8, 6), fontsize=8
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import io
+import numbers
 from collections.abc import Callable, Sequence
 
 import ipywidgets as widgets
@@ -82,7 +83,7 @@ def _panel(
 
 
 def _temperature_slider(value: float) -> widgets.FloatLogSlider:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.01 <= value <= 100:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.01 <= value <= 100:
         raise ValueError(f"temperature must be a number in [0.01, 100] (the slider's range), got {value!r}")
     return widgets.FloatLogSlider(
         value=value,
@@ -200,7 +201,7 @@ def addressing_panel(
             f"need key (d,), memory (M, d) and M labels, got key {tuple(key.shape)}, memory "
             f"{tuple(memory.shape)} and {len(labels)} labels"
         )
-    if isinstance(strength, bool) or not isinstance(strength, (int, float)) or not 0 <= strength <= 50:
+    if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or not 0 <= strength <= 50:
         raise ValueError(f"strength must be a number in [0, 50] (the slider's range), got {strength!r}")
     slider = widgets.FloatSlider(value=strength, min=0.0, max=50.0, step=0.5, description="sharpness β",
                                  style={"description_width": "initial"})  # fmt: skip
@@ -216,7 +217,7 @@ def addressing_panel(
 
 def soft_shift(offset: float) -> torch.Tensor:
     """A shift distribution over offsets -1, 0, +1 for a fractional ``offset`` in [-1, 1]: 0.25 -> [0, 0.75, 0.25]."""
-    if isinstance(offset, bool) or not isinstance(offset, (int, float)) or not -1 <= offset <= 1:
+    if isinstance(offset, bool) or not isinstance(offset, numbers.Real) or not -1 <= offset <= 1:
         raise ValueError(f"offset must be a number in [-1, 1], got {offset!r}")
     return torch.tensor([max(-offset, 0.0), 1 - abs(offset), max(offset, 0.0)])
 

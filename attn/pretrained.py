@@ -94,7 +94,7 @@ class BertConfig:
     @classmethod
     def from_json(cls, path: str | Path) -> BertConfig:
         """The sizes in a Hugging Face BERT ``config.json``; other architectures are refused by name."""
-        path = Path(path)
+        path = _regular_file(Path(path))
         try:
             config = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:

@@ -7,8 +7,10 @@ the next story. A question line is ``ID question<TAB>answer<TAB>supporting ids``
 
 from __future__ import annotations
 
+import codecs
 import numbers
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +38,8 @@ __all__ = [
 
 MEMORY_SIZE = 50  # the paper keeps the most recent 50 sentences (Sukhbaatar et al. 2015, §4.2)
 _LINE = re.compile(r"(\d+) (.*)")
-_WORD = re.compile(r"[^\W_]+")  # letters and digits of any script: "José" is one word, "josé"
+_WORD = re.compile(r"[a-z0-9]+")  # words of ASCII text; tokenize reads other scripts letter by letter
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")  # after . ! or ? and a space, or at a line break
 
 
@@ -82,7 +85,11 @@ def tokenize(text: str) -> tuple[str, ...]:
     """Lower-case words without punctuation: ``"Where is Mary?"`` -> ``("where", "is", "mary")``."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
-    return tuple(_WORD.findall(text.lower()))
+    if text.isascii():
+        return tuple(_WORD.findall(text.lower()))
+    # letters, marks and digits of any script, composed first: "José" typed either way is one word, "josé"
+    text = unicodedata.normalize("NFC", text).lower()
+    return tuple("".join(c if unicodedata.category(c)[0] in "LMN" else " " for c in text).split())
 
 
 def split_sentences(text: str) -> list[str]:
@@ -155,13 +162,17 @@ def parse_stories(lines: Iterable[str], source: str = "<string>") -> list[Story]
 def read_stories(path: str | Path) -> list[Story]:
     """Stories of one bAbI file (UTF-8, with or without a byte-order mark)."""
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise ValueError(f"{path}: not a regular file")
     data = path.read_bytes()
+    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
-        text = data.decode("utf-8-sig")
+        text = data[start:].decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise ValueError(f"{path}:{line}: not UTF-8 text ({e.reason}, byte {data[e.start]:#04x})") from None
-    return parse_stories(text.split("\n"), source=str(path))
+        at = start + e.start
+        line = len(re.split(rb"\r\n|\r|\n", data[:at]))
+        raise ValueError(f"{path}:{line}: not UTF-8 text ({e.reason}, byte {data[at]:#04x})") from None
+    return parse_stories(_NEWLINE.split(text), source=str(path))
 
 
 def format_stories(stories: Sequence[Story]) -> str:

@@ -299,21 +299,31 @@ def main(argv: list[str] | None = None) -> int:
     if not args.data.is_dir():
         parser.error(f"--data {args.data} is not a folder")
     try:
-        return run(args)
+        reference, paper = check_data(args)
     except (ValueError, OSError) as e:  # a data error: one line naming the file (and line), exit status 1
         message = f"{e.filename}: {e.strerror.lower()}" if isinstance(e, OSError) and e.filename and e.strerror else e
         print(f"{parser.prog}: error: {message}", file=sys.stderr)
         return 1
+    return run(args, reference, paper)
 
 
-def run(args: argparse.Namespace) -> int:
-    """The command ``args`` asks for; the data are checked before any training starts."""
+def check_data(args: argparse.Namespace) -> tuple[Path | None, dict[int, float]]:
+    """Every task file found, readable and with questions, and the reference CSV read, before any training starts
+    (a ValueError or OSError names the file); returns the reference's path and the paper's errors."""
     tasks = [args.task] if args.command == "train" else args.tasks
-    for task in tasks:  # every file found, readable and with questions before a worker starts
+    for task in tasks:
         for split in ("train", "test"):
             if not read_task(args.data, task, split):
                 raise ValueError(f"{task_file(args.data, task, split)}: no questions (a question line is "
                                  f"'ID question<TAB>answer<TAB>supporting ids')")  # fmt: skip
+    if args.command == "train":
+        return None, {}
+    reference = args.reference or find_reference(args.data)
+    return reference, read_reference(reference, JOINT_COLUMN if args.command == "joint" else PAPER_COLUMN)
+
+
+def run(args: argparse.Namespace, reference: Path | None, paper: dict[int, float]) -> int:
+    """The command ``args`` asks for, on data :func:`check_data` has read."""
     recipe = dict(decay_every=args.decay_every, linear_start=args.linear_start, attend_empty=not args.mask_empty)
 
     if args.command == "train":
@@ -326,8 +336,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     column = JOINT_COLUMN if args.command == "joint" else PAPER_COLUMN
-    reference = args.reference or find_reference(args.data)
-    paper = read_reference(reference, column)
     start = time.perf_counter()
     seeds = range(args.seed, args.seed + args.runs)
     common = (args.epochs, args.dim, args.lr, False)

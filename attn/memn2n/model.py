@@ -12,6 +12,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -44,7 +45,7 @@ class MemN2NConfig:
         if self.encoding not in ENCODINGS:
             raise ValueError(f"encoding must be one of {ENCODINGS}, got {self.encoding!r}")
         for name in ("temporal", "attend_empty"):
-            if not isinstance(getattr(self, name), bool):
+            if not isinstance(getattr(self, name), bool | np.bool_):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         real = isinstance(self.init_std, numbers.Real) and not isinstance(self.init_std, bool)
         if not real or not 0 < self.init_std < math.inf:

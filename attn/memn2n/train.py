@@ -74,7 +74,11 @@ class MemN2NRun:
         string is split into sentences at line breaks and after ``.``, ``!`` or ``?`` (:func:`split_sentences`)."""
         if isinstance(sentences, str):
             sentences = split_sentences(sentences)
-        if not isinstance(sentences, Sequence) or not all(isinstance(s, str) for s in sentences):
+        try:
+            sentences = list(sentences)
+        except TypeError:
+            raise ValueError(f"sentences must be a list of strings (or one string), got {sentences!r:.80}") from None
+        if not all(isinstance(s, str) for s in sentences):
             raise ValueError(f"sentences must be a list of strings (or one string), got {sentences!r:.80}")
         if not isinstance(question, str):
             raise ValueError(f"question must be a string, got {type(question).__name__}")

@@ -112,8 +112,11 @@ def test_translation_panel_shows_translation_unknown_words_and_errors():
     assert text.value == "a zebra" and "read as &lt;unk&gt;: zebra" in readout.value
     text.value = "a cut off sentence"
     assert "cut off: the model did not end the sentence" in readout.value and image.value[:4] == b"\x89PNG"
+    assert choose.value is None  # typed: the drop-down no longer shows an example
+    choose.value = "a zebra"
+    assert text.value == "a zebra" and choose.value == "a zebra"
     text.value = "   "
-    assert "the sentence is empty" in readout.value and len(image.value) == 0
+    assert "the sentence is empty" in readout.value and image.layout.display == "none"
     with pytest.raises(ValueError, match="examples must hold at least one sentence"):
         translation_panel(fake_translate, [])
 
@@ -164,8 +167,18 @@ def test_memory_panel_answers_typed_stories_and_shows_errors():
     assert asked[-1] == (["Bob ran."], "Who ran?") and question.value == "Who ran?"
     story.value = "Greg is a frog.\n\nBrian is a frog."
     assert asked[-1][0] == ["Greg is a frog.", "Brian is a frog."]  # blank lines are skipped
+    assert choose.value is None  # the story typed is no longer the example picked
     question.value = " "
-    assert "has no words" in readout.value and image.value == b""
+    assert "has no words" in readout.value and image.layout.display == "none"  # hidden: no broken-image icon
+    question.value = "Who is a frog?"
+    assert image.layout.display is None and image.layout.width == f"{int.from_bytes(image.value[16:20], 'big')}px"
+    story.value = "Greg is a frog. Brian is a frog! Is Lily a swan? Lily is white"  # typed on one line
+    assert asked[-1][0] == ["Greg is a frog.", "Brian is a frog!", "Is Lily a swan?", "Lily is white"]
+    story.value = "Greg is a frog and Brian is yellow"
+    assert "one sentence, so the memory has one slot" in readout.value
+    assert choose.options[0][0] == "1: Where is Mary?" and choose.description == "example" != story.description
+    choose.value = 0
+    assert story.value == "Mary went home.\nJohn left." and choose.value == 0
     with pytest.raises(ValueError, match="at least one"):
         memory_panel(answer, [])
 
@@ -292,3 +305,10 @@ def test_scene_panel_answers_and_says_when_there_is_no_right_answer():
     assert asked[-1] == missing
     with pytest.raises(ValueError, match="non-empty"):
         scene_panel(torch.zeros(0, 3, 8, 8), answer, ["q"], SHAPES, scenes.answer_to)
+
+
+def test_the_translation_panel_names_its_axes_by_language(monkeypatch):
+    drawn = []
+    monkeypatch.setattr("attn.viz.widgets.heatmap", lambda *args, **kwargs: drawn.append(kwargs))
+    translation_panel(fake_translate, ["the dog"])
+    assert (drawn[-1]["xlabel"], drawn[-1]["ylabel"]) == ("English (source)", "German (translation)")

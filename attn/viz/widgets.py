@@ -18,6 +18,7 @@ import torch
 from matplotlib.figure import Figure
 
 from attn.additive import Translation
+from attn.data.babi import split_sentences
 from attn.functional import content_addressing, dot_product_scores, softmax
 from attn.memn2n.train import Answer
 from attn.memory.addressing import content_weighting, interpolate, sharpen, shift
@@ -66,6 +67,25 @@ def _unknown_html(words: Sequence[str]) -> str:
     return f"<br><i>not in the vocabulary, read as &lt;unk&gt;: {', '.join(html.escape(w) for w in words)}</i>"
 
 
+def _png_size(png: bytes) -> tuple[int, int]:
+    """Width and height in pixels, from a PNG's header (its IHDR chunk)."""
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def _show(image: widgets.Image, png: bytes) -> None:
+    """Show ``png`` at its own size (never stretched to the notebook's width), or hide the image when there is
+    none (a bad input: the message above says why, and no broken-image icon appears)."""
+    if not png:
+        image.layout.display = "none"
+        return
+    width, _ = _png_size(png)
+    image.value = png
+    image.layout.display = None
+    image.layout.width = f"{width}px"
+    image.layout.max_width = "100%"
+    image.layout.height = "auto"
+
+
 def _panel(
     controls: list[widgets.Widget],
     render: Callable[[], tuple[bytes, str]],
@@ -74,7 +94,8 @@ def _panel(
     readout = widgets.HTML()
 
     def update(_change: object = None) -> None:
-        image.value, readout.value = render()
+        png, readout.value = render()
+        _show(image, png)
 
     for control in controls:
         control.observe(update, names="value")
@@ -147,14 +168,36 @@ def lookup_panel(
     return _panel([*sliders, tau], render)
 
 
-def _alignment_png(weights: torch.Tensor, x_tokens: Sequence[str], y_tokens: Sequence[str], title: str) -> bytes:
+def _alignment_png(
+    weights: torch.Tensor,
+    x_tokens: Sequence[str],
+    y_tokens: Sequence[str],
+    title: str,
+    axes: tuple[str, str] = ("key", "query"),
+) -> bytes:
     Tq, Tk = weights.shape
     size = (0.45 * Tk + 2.4, 0.4 * Tq + 1.6)
 
     def draw(fig: Figure) -> None:
-        heatmap(weights, x_tokens, y_tokens, ax=fig.add_subplot(), title=title, vmax=1.0)
+        heatmap(weights, x_tokens, y_tokens, ax=fig.add_subplot(), title=title, vmax=1.0, xlabel=axes[0],
+                ylabel=axes[1])  # fmt: skip
 
     return _png(draw, size)
+
+
+def _follow(choose: widgets.Dropdown, text: widgets.Text) -> None:
+    """Picking an example types it into ``text``; typing something else clears the pick (no stale example)."""
+
+    def picked(change: dict) -> None:
+        if change["new"] is not None:
+            text.value = change["new"]
+
+    def typed(change: dict) -> None:
+        if choose.value is not None and change["new"] != choose.value:
+            choose.value = None
+
+    choose.observe(picked, names="value")
+    text.observe(typed, names="value")
 
 
 def translation_panel(
@@ -171,7 +214,7 @@ def translation_panel(
                               layout={"width": "95%"})  # fmt: skip
     text = widgets.Text(value=value if value is not None else examples[0], description="source",
                         continuous_update=False, layout={"width": "95%"})  # fmt: skip
-    choose.observe(lambda change: setattr(text, "value", change["new"]), names="value")
+    _follow(choose, text)
 
     def render() -> tuple[bytes, str]:
         try:
@@ -184,7 +227,8 @@ def translation_panel(
             return b"", readout + "<br>(this model has no attention: no alignment to show)"
         if not result.finished:
             readout += "<br><i>cut off: the model did not end the sentence</i>"
-        png = _alignment_png(result.alignment, [*result.source, "<eos>"], result.row_labels(), "alignment")
+        png = _alignment_png(result.alignment, [*result.source, "<eos>"], result.row_labels(), "alignment",
+                             ("English (source)", "German (translation)"))  # fmt: skip
         return png, readout
 
     return _panel([choose, text], render)
@@ -264,33 +308,50 @@ def ntm_addressing_panel(
 def memory_panel(
     answer: Callable[[Sequence[str], str], Answer], stories: Sequence[tuple[Sequence[str], str]]
 ) -> widgets.VBox:
-    """Pick a story or type one (a sentence per line) and a question: the answer and each hop's attention.
+    """Pick a story or type one and a question: the answer and each hop's attention. A sentence ends at a line
+    break or after ``.``, ``!`` or ``?`` (:func:`attn.data.babi.split_sentences`); the boxes update when you leave
+    them (Tab, or a click outside), the question box also on Enter.
 
     ``answer(sentences, question)`` returns an :class:`attn.memn2n.Answer`; unknown words are named, and a
     ``ValueError`` (an empty story or question) is shown as a message, never raised.
     """
     if not stories:
         raise ValueError("stories must hold at least one (sentences, question) pair for the drop-down")
-    names = [f"{i + 1}: {question}" for i, (_, question) in enumerate(stories)]
+    names = [f"{i + 1}: {question[:1].upper()}{question[1:]}" for i, (_, question) in enumerate(stories)]
     choose = widgets.Dropdown(options=list(zip(names, range(len(stories)), strict=True)), value=0,
-                              description="story", layout={"width": "95%"})  # fmt: skip
+                              description="example", layout={"width": "95%"})  # fmt: skip
     story = widgets.Textarea(value="\n".join(stories[0][0]), description="story", rows=8,
                              continuous_update=False, layout={"width": "95%"})  # fmt: skip
     question = widgets.Text(value=stories[0][1], description="question", continuous_update=False,
                             layout={"width": "95%"})  # fmt: skip
 
     def pick(change: dict) -> None:
-        sentences, asked = stories[change["new"]]
-        story.value, question.value = "\n".join(sentences), asked
+        if change["new"] is not None:
+            sentences, asked = stories[change["new"]]
+            story.value, question.value = "\n".join(sentences), asked
+
+    def typed(box: int) -> Callable[[dict], None]:
+        def clear_pick(change: dict) -> None:  # the text is no longer the example picked
+            picked = choose.value
+            if picked is not None and change["new"] != ("\n".join(stories[picked][0]), stories[picked][1])[box]:
+                choose.value = None
+
+        return clear_pick
 
     choose.observe(pick, names="value")
+    story.observe(typed(0), names="value")
+    question.observe(typed(1), names="value")
 
     def render() -> tuple[bytes, str]:
+        sentences = split_sentences(story.value)  # a line break or . ! ? ends a sentence
         try:
-            result = answer([line for line in story.value.splitlines() if line.strip()], question.value)
+            result = answer(sentences, question.value)
         except ValueError as error:
             return b"", _error_html(error)
         readout = f"answer: <b>{html.escape(result.answer)}</b> (p = {result.probability:.2f})"
+        if len(sentences) == 1:
+            readout += ("<br><i>the story is one sentence, so the memory has one slot: end each sentence with a "
+                        "full stop, or put one per line</i>")  # fmt: skip
         readout += _unknown_html(result.unknown)
         K, M = result.hop_attention.shape
         size = (0.7 * K + 0.09 * max(len(s) for s in result.sentences) + 2.5, 0.32 * M + 1.4)
@@ -321,7 +382,7 @@ def head_panel(
                               layout={"width": "95%"})  # fmt: skip
     text = widgets.Text(value=examples[0], description="sentence", continuous_update=False,
                         layout={"width": "95%"})  # fmt: skip
-    choose.observe(lambda change: setattr(text, "value", change["new"]), names="value")
+    _follow(choose, text)
     layer_slider = widgets.IntSlider(value=layer + 1, min=1, max=L, description="layer")
     head_slider = widgets.IntSlider(value=head + 1, min=1, max=H, description="head")
 

@@ -312,3 +312,25 @@ def test_the_translation_panel_names_its_axes_by_language(monkeypatch):
     monkeypatch.setattr("attn.viz.widgets.heatmap", lambda *args, **kwargs: drawn.append(kwargs))
     translation_panel(fake_translate, ["the dog"])
     assert (drawn[-1]["xlabel"], drawn[-1]["ylabel"]) == ("English (source)", "German (translation)")
+
+
+def _contrast(a: float, b: float) -> float:
+    return (max(a, b) + 0.05) / (min(a, b) + 0.05)
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_heatmap_numbers_contrast_with_their_cell(signed):
+    """Every number is black or white, whichever reads better on its cell: at least 4.5:1 (WCAG AA) wherever
+    either colour reaches it, and never the worse of the two."""
+    from attn.viz.plots import _luminance
+
+    weights = torch.linspace(-1 if signed else 0, 1, 21)[None, :].repeat(2, 1)  # every shade of the colour map
+    ax = heatmap(weights, annotate=True, signed=signed, vmax=1.0)
+    image = ax.images[0]
+    for text in ax.texts:
+        value = float(text.get_text())
+        cell = _luminance(image.cmap(image.norm(value)))
+        chosen = _contrast(cell, 0.0 if text.get_color() == "black" else 1.0)
+        other = _contrast(cell, 1.0 if text.get_color() == "black" else 0.0)
+        assert chosen >= other and chosen >= 4.5, (value, text.get_color(), round(chosen, 2))
+    plt.close("all")

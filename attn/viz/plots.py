@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
+from matplotlib.image import AxesImage
 
 __all__ = ["heatmap", "hop_heatmap", "head_grid", "bar_weights", "lookup_figure", "one_example"]
 
@@ -34,6 +35,18 @@ def _literal(token: object) -> str:
 def _ticks(tokens: Sequence[str] | None, n: int) -> list[str] | range:
     """Tick labels: the tokens as literal text, or the positions 0..n-1."""
     return [_literal(t) for t in tokens] if tokens is not None else range(n)
+
+
+def _luminance(rgb: Sequence[float]) -> float:
+    """WCAG 2.1's relative luminance of an sRGB colour with channels in [0, 1]."""
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _text_colour(image: AxesImage, value: float) -> str:
+    """Black or white, whichever contrasts more with the cell that ``value`` is drawn in (WCAG contrast ratio)."""
+    L = _luminance(image.cmap(image.norm(value)))
+    return "black" if (L + 0.05) / 0.05 >= 1.05 / (L + 0.05) else "white"
 
 
 def heatmap(
@@ -78,15 +91,7 @@ def heatmap(
         for i in range(Tq):
             for j in range(Tk):
                 w = float(weights[i, j])
-                ax.text(
-                    j,
-                    i,
-                    f"{w:.2f}",
-                    ha="center",
-                    va="center",
-                    fontsize=7,
-                    color="black" if signed or w > 0.6 * top else "white",
-                )
+                ax.text(j, i, f"{w:.2f}", ha="center", va="center", fontsize=7, color=_text_colour(image, w))
     if title:
         ax.set_title(title)
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)

@@ -235,6 +235,9 @@ class Seq2Seq(nn.Module):
     def encode(self, source: torch.Tensor, source_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Annotations ``h_j = [→h_j; ←h_j]`` ``(B, S, D)`` and the summary ``[→h_S; ←h_1]`` ``(B, D)``."""
         _check_source(source, source_lengths, self.config.source_vocab)
+        return self._encode(source, source_lengths)
+
+    def _encode(self, source: torch.Tensor, source_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         B, S = source.shape
         packed = nn.utils.rnn.pack_padded_sequence(
             self.source_embedding(source), source_lengths.cpu(), batch_first=True, enforce_sorted=False
@@ -276,7 +279,7 @@ class Seq2Seq(nn.Module):
         """Teacher forcing: read the reference ``target_in`` ``(B, T)`` (starting with ``<bos>``)."""
         _check_source(source, source_lengths, self.config.source_vocab)
         _check_target(target_in, source.shape[0], self.config.target_vocab)
-        annotations, summary = self.encode(source, source_lengths)
+        annotations, summary = self._encode(source, source_lengths)
         mask = padding_mask(source_lengths, source.shape[1])  # (B, S)
         precomputed = self.precompute(annotations)
         state = torch.tanh(self.init_state(summary))
@@ -299,8 +302,7 @@ class Seq2Seq(nn.Module):
         for name, token in (("bos", bos), ("eos", eos)):
             if isinstance(token, bool) or not isinstance(token, numbers.Integral) or not 0 <= token < V:
                 raise ValueError(f"{name} must be a token id in [0, {V}) (the target vocabulary), got {token!r}")
-        if isinstance(max_len, bool) or not isinstance(max_len, numbers.Integral) or max_len < 1:
-            raise ValueError(f"max_len must be a positive int, got {max_len!r}")
+        check_positive_int("max_len", max_len)
         annotations, summary = self.encode(source, source_lengths)
         mask = padding_mask(source_lengths, source.shape[1])
         precomputed = self.precompute(annotations)

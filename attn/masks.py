@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import torch
 
+from attn._checks import check_positive_int
+
 __all__ = ["causal_mask", "padding_mask"]
 
 _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
@@ -19,8 +21,7 @@ _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int6
 
 def causal_mask(T: int, *, device: torch.device | str | None = None) -> torch.Tensor:
     """Lower-triangular ``(T, T)`` mask: position i may attend to positions j <= i (Vaswani et al. 2017, §3.2.3)."""
-    if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
-        raise ValueError(f"T must be a positive int, got {T!r}")
+    check_positive_int("T", T)
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()
 
 

@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 import torch
 from tqdm.auto import tqdm
 
+from attn._checks import check_positive_int
+
 __all__ = ["Background", "over_runs", "over_seeds"]
 
 Result = TypeVar("Result")
@@ -29,9 +31,7 @@ def _jobs(jobs: object, runs: int) -> int:
     if jobs is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         jobs = min(runs, cores)
-    if not isinstance(jobs, numbers.Integral) or isinstance(jobs, bool) or jobs < 1:
-        raise ValueError(f"jobs must be a positive int, got {jobs!r}")
-    return jobs
+    return check_positive_int("jobs", jobs)
 
 
 def _pool(jobs: int) -> ProcessPoolExecutor:

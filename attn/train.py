@@ -14,6 +14,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from attn._checks import check_nonnegative_int, check_positive_int
 from attn.additive import Seq2Seq, Seq2SeqConfig
 from attn.data.language import mask_tokens
 from attn.data.sequences import IGNORE
@@ -61,8 +62,7 @@ def noam_schedule(step: int, d_model: int, warmup: int) -> float:
     ``LambdaLR(optimizer, lambda i: noam_schedule(i + 1, d_model, warmup))``, or :func:`fit` with
     ``lr=1.0, schedule=lambda step: noam_schedule(step, d_model, warmup)``."""
     for name, value in (("step", step), ("d_model", d_model), ("warmup", warmup)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+        check_positive_int(name, value)
     return d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
@@ -117,10 +117,8 @@ def fit(
     checkpoint whose dict it accepts (a goal reached).
     """
     at = _checkpoint_steps(every)
-    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
-        raise ValueError(f"steps must be a positive int, got {steps!r}")
-    if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 0:
-        raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
+    check_positive_int("steps", steps)
+    check_nonnegative_int("warmup", warmup)
     if schedule is not None and (warmup or not callable(schedule)):
         got = f"warmup={warmup} as well" if callable(schedule) else repr(schedule)
         raise ValueError(f"schedule must be a function of the step (from 1) that replaces warmup, got {got}")

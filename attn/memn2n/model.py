@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from attn._checks import check_positive_int
 from attn.functional import attend
 from attn.masks import padding_mask
 
@@ -39,9 +40,7 @@ class MemN2NConfig:
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d", "hops", "memory_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check_positive_int(name, getattr(self, name))
         if self.encoding not in ENCODINGS:
             raise ValueError(f"encoding must be one of {ENCODINGS}, got {self.encoding!r}")
         for name in ("temporal", "attend_empty"):

@@ -13,12 +13,13 @@ export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv book test chromium vendor lab assignments execute benchmarks claims lint clean
+.PHONY: help venv book test lab-test chromium vendor lab assignments execute benchmarks claims lint clean
 
 help:
 	@echo "make book         create .venv, install, build the HTML book into _build/html"
 	@echo "make test         unit tests, nbval on every chapter, student versions, the book in a browser"
 	@echo "make lab          JupyterLab on notebooks/"
+	@echo "make lab-test     every chapter run in JupyterLab in headless Chromium, its panels used (about 10 min)"
 	@echo "make assignments  student versions into _build/assignments (FORCE=1 to overwrite)"
 	@echo "make execute NB=notebooks/01_softmax.ipynb   re-execute a chapter and save its outputs"
 	@echo "make benchmarks   print the performance tables"
@@ -43,11 +44,12 @@ book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --builder html -W --keep-going
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
+# ATTN_PROGRESS=0: the chapters' training cells show no progress bars here (nbval compares their outputs).
 # One worker per core (JOBS=1 for one process): each chapter's cells, each chapter's run on the second numeric path
 # and the book's tests stay in one worker (the top-level conftest.py), the longest handed out first.
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest tests notebooks --nbval --nbval-current-env --nbval-cell-timeout=300 \
+	ATTN_PROGRESS=0 $(PY) -m pytest tests notebooks --nbval --nbval-current-env --nbval-cell-timeout=300 \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly \
 		-n $(JOBS) --dist loadgroup --no-loadscope-reorder --durations=20
 
@@ -66,16 +68,21 @@ chromium:
 vendor: $(STAMP)
 	$(PY) book/vendor.py
 
+# Every chapter in JupyterLab (make test runs chapter 1 only): Run All, then every panel and viewer used.
+lab-test: $(STAMP)
+	ATTN_LAB_CHAPTERS=all $(PY) -m pytest tests/browser/test_lab.py -p no:randomly -v
+
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
 
 assignments: $(STAMP)
 	$(PY) -m attn.grading notebooks _build/assignments $(if $(FORCE),--force)
 
-# Authors: re-execute a chapter in place, saving outputs and widget state (then commit it).
+# Authors: re-execute a chapter in place, saving outputs and widget state (then commit it). No progress bars in
+# saved outputs (ATTN_PROGRESS=0, see attn/_progress.py): their text is timings, which nbval would compare.
 execute: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make execute NB=notebooks/NN_name.ipynb"; exit 1; }
-	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	ATTN_PROGRESS=0 $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=600 "$(NB)"
 
 benchmarks: $(STAMP)

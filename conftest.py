@@ -2,6 +2,7 @@
 (``pytest notebooks --nbval -n 2`` too): a chapter's cells stay in one worker, in order, and the longest groups go
 first."""
 
+import os
 from datetime import datetime
 from functools import cache
 from pathlib import Path
@@ -10,6 +11,8 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent
+# No progress bars in the chapters run here (attn/_progress.py): nbval compares their outputs with the saved ones.
+os.environ.setdefault("ATTN_PROGRESS", "0")
 
 
 @cache
@@ -34,8 +37,8 @@ def group(nodeid: str) -> tuple[str, float]:
         return nodeid, 1.4 * _seconds(ROOT / "notebooks" / f"{chapter}.ipynb")
     if path == "tests/test_nbgrader.py":  # nbgrader's pipeline: chapter 1 autograded three times
         return path, 60.0
-    if path == "tests/test_book.py" or path.startswith("tests/browser/"):  # one book build, one browser
-        return "book", 150.0
+    if path == "tests/test_book.py" or path.startswith("tests/browser/"):  # one book build, one browser, JupyterLab
+        return "book", 420.0
     return path, 0.0  # a module's tests share its module-scoped fixtures
 
 

@@ -12,9 +12,9 @@ from functools import partial
 from typing import Any, TypeVar
 
 import torch
-from tqdm.auto import tqdm
 
 from attn._checks import check_positive_int
+from attn._progress import progress_bar
 
 __all__ = ["Background", "over_runs", "over_seeds"]
 
@@ -71,7 +71,7 @@ def over_runs(
     if not runs or not all(callable(run) for run in runs):
         raise ValueError(f"runs must be one or more callables, got {runs!r}")
     jobs = _jobs(jobs, len(runs))
-    bar = tqdm(total=len(runs), desc=desc, disable=not progress)
+    bar = progress_bar(total=len(runs), desc=desc, show=progress)
     if jobs == 1:
         results = []
         for run in runs:

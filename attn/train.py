@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from attn._checks import check_nonnegative_int, check_positive_int
+from attn._progress import progress_bar
 from attn.additive import Seq2Seq, Seq2SeqConfig
 from attn.data.language import mask_tokens
 from attn.data.sequences import IGNORE
@@ -131,7 +131,7 @@ def fit(
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
     history = History()
-    bar = tqdm(range(1, steps + 1), disable=not progress, desc="training", leave=False)
+    bar = progress_bar(range(1, steps + 1), show=progress, desc="training", leave=False)
     for step in bar:
         start = time.perf_counter()
         model.train()

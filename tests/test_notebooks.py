@@ -72,6 +72,19 @@ def test_committed_executed_without_errors_and_small(chapter):
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
 
 
+def test_every_figure_has_alt_text(chapter):
+    """Each PNG a chapter shows carries a text alternative in its cell's metadata (myst-nb's ``mystnb.image.alt``,
+    the ``alt`` of the book's ``<img>``): a sentence or more, plain text, one that fits an HTML attribute."""
+    path, nb = chapter
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not any("image/png" in o.get("data", {}) for o in cell.outputs):
+            continue
+        alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
+        where = f"{path.name}, cell {cell.get('id')}"
+        assert len(alt) >= 40, f"{where}: a figure without alt text (metadata mystnb.image.alt)"
+        assert '"' not in alt and "$" not in alt and not re.search(r"\.(png|jpe?g|svg)\b", alt), f"{where}: {alt!r}"
+
+
 def test_chapter_does_not_define_library_code(chapter):
     path, nb = chapter
     for cell in nb.cells:

@@ -143,3 +143,20 @@ def test_unused_thebe_loader_is_dropped():
 def test_links_and_local_files_are_not_warned_about(body, monkeypatch):
     warnings = build_warnings(body, monkeypatch)
     assert warnings == []
+
+
+def test_rewrite_labels_bertviz_menus_points_to_the_viewer_and_lists_references():
+    body = (
+        '<div id="bertviz-0a1b"><span>Layer: <select id="layer"></select>\n'
+        'Attention: <select id="filter"><option value="0">Encoder</option>\n</select></span></div>'
+        "<div class='attn-viewer' id='attn-viewer-42'></div>"
+        '<div role="list" class="citation-list"><div class="citation" id="id1" role="doc-biblioentry"></div></div>'
+    )
+    context = page_context(body)
+    offline_book.rewrite_page(fake_app(), "notebooks/08_transformer", "page.html", context, None)
+    out = context["body"]
+    assert '<label>Layer: <select id="layer"></select></label>' in out
+    assert re.search(r'<label>Attention: <select id="filter">.*</select></label>', out, re.DOTALL)
+    assert out.index('class="attn-bertviz-note"') < out.index('id="bertviz-0a1b"')
+    assert '<a href="#attn-viewer-42">' in out
+    assert 'role="doc-biblioentry"' not in out and 'role="listitem"' in out

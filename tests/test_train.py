@@ -1,6 +1,7 @@
 """The training loop, and the chapter's claim: attention beats the fixed-vector bottleneck on long sentences."""
 
 import functools
+import io
 import pickle
 
 import pytest
@@ -104,3 +105,15 @@ def test_train_tagger_refuses_a_goal_it_cannot_measure_and_a_model_it_cannot_bui
         train_tagger("model", x, y, 5, progress=False)
     with pytest.raises(ValueError, match="must return a module, got int"):
         train_tagger(lambda: 3, x, y, 5, progress=False)
+
+
+def test_progress_bars_show_unless_hidden_by_the_caller_or_attn_progress(monkeypatch):
+    from attn._progress import progress_bar
+
+    monkeypatch.delenv("ATTN_PROGRESS", raising=False)
+    assert not progress_bar(range(3), show=True, file=io.StringIO()).disable  # a reader's kernel: bars
+    assert progress_bar(range(3), show=False).disable
+    monkeypatch.setenv("ATTN_PROGRESS", "0")  # make test, make execute: none in the saved outputs
+    assert progress_bar(range(3), show=True).disable
+    monkeypatch.setenv("ATTN_PROGRESS", "1")
+    assert not progress_bar(range(3), show=True, file=io.StringIO()).disable

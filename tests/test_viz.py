@@ -4,6 +4,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from panel_utils import shown  # noqa: E402
 
 import attn  # noqa: E402
 from attn.additive import Translation  # noqa: E402
@@ -55,7 +56,7 @@ def test_softmax_panel_redraws_when_the_slider_moves():
     slider, readout, image = panel.children
     before = readout.value
     assert "&lt;y&gt;" in before  # labels are escaped
-    assert image.value[:4] == b"\x89PNG"
+    assert shown(image)[1].startswith("Bar chart of softmax(x / 1.00): x 0.67, <y> 0.24, z 0.09")
     slider.value = 0.05
     assert readout.value != before and "1.000" in readout.value
 
@@ -107,16 +108,20 @@ def fake_translate(sentence):
 def test_translation_panel_shows_translation_unknown_words_and_errors():
     panel = translation_panel(fake_translate, ["the <b>dog</b>", "a zebra"])
     choose, text, readout, image = panel.children
-    assert "THE &lt;B&gt;DOG&lt;/B&gt;" in readout.value and image.value[:4] == b"\x89PNG"  # escaped
+    assert "THE &lt;B&gt;DOG&lt;/B&gt;" in readout.value and shown(image)[0]  # escaped
+    alt = shown(image)[1]
+    assert alt.startswith("Alignment heatmap, German translation (rows) by English source (columns)")
+    assert "<B>DOG</B> → <b>dog</b> (1.00)" in alt  # each row's strongest link, in words
+    assert 'alt="' in image.value and "<b>dog</b>" not in image.value  # escaped in the attribute
     choose.value = "a zebra"
     assert text.value == "a zebra" and "read as &lt;unk&gt;: zebra" in readout.value
     text.value = "a cut off sentence"
-    assert "cut off: the model did not end the sentence" in readout.value and image.value[:4] == b"\x89PNG"
+    assert "cut off: the model did not end the sentence" in readout.value and shown(image)[0]
     assert choose.value is None  # typed: the drop-down no longer shows an example
     choose.value = "a zebra"
     assert text.value == "a zebra" and choose.value == "a zebra"
     text.value = "   "
-    assert "the sentence is empty" in readout.value and image.layout.display == "none"
+    assert "the sentence is empty" in readout.value and shown(image) == (b"", "", 0, 0)
     with pytest.raises(ValueError, match="examples must hold at least one sentence"):
         translation_panel(fake_translate, [])
 
@@ -138,7 +143,8 @@ def test_addressing_panel_sharpens_with_the_slider():
     memory = torch.tensor([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
     panel = addressing_panel(torch.tensor([1.0, 0.0]), memory, ["x", "<y>", "z"], strength=0.0)
     slider, readout, image = panel.children
-    assert readout.value.count("0.333") == 3 and "&lt;y&gt;" in readout.value and image.value[:4] == b"\x89PNG"
+    assert readout.value.count("0.333") == 3 and "&lt;y&gt;" in readout.value
+    assert shown(image)[1] == "Bar chart of w = softmax(0 · cos(k, M_i)): x 0.33, <y> 0.33, z 0.33"
     slider.value = 50.0
     _, w = attn.content_addressing(torch.tensor([1.0, 0.0]), memory, 50.0)
     assert f"{w[0].item():.3f}" in readout.value and w[0] > 0.99
@@ -162,16 +168,18 @@ def test_memory_panel_answers_typed_stories_and_shows_errors():
     choose, story, question, readout, image = panel.children
     assert asked[-1] == (["Mary went home.", "John left."], "Where is Mary?")
     assert "&lt;b&gt;" in readout.value and "0.75" in readout.value and "zorg" in readout.value
-    assert image.value[:4] == b"\x89PNG"
+    png, alt, width, height = shown(image)
+    assert alt.startswith("Heatmap of each hop's attention (columns) over the story's sentences (rows)")
+    assert "hop 1 → mary went home. (0.50)" in alt and height >= 2.4 * 80  # room for the y-label
     choose.value = 1
     assert asked[-1] == (["Bob ran."], "Who ran?") and question.value == "Who ran?"
     story.value = "Greg is a frog.\n\nBrian is a frog."
     assert asked[-1][0] == ["Greg is a frog.", "Brian is a frog."]  # blank lines are skipped
     assert choose.value is None  # the story typed is no longer the example picked
     question.value = " "
-    assert "has no words" in readout.value and image.layout.display == "none"  # hidden: no broken-image icon
+    assert "has no words" in readout.value and shown(image)[0] == b""  # hidden: no broken-image icon
     question.value = "Who is a frog?"
-    assert image.layout.display is None and image.layout.width == f"{int.from_bytes(image.value[16:20], 'big')}px"
+    assert shown(image)[0]  # shown again, at its own pixel size (checked by shown)
     story.value = "Greg is a frog. Brian is a frog! Is Lily a swan? Lily is white"  # typed on one line
     assert asked[-1][0] == ["Greg is a frog.", "Brian is a frog!", "Is Lily a swan?", "Lily is white"]
     story.value = "Greg is a frog and Brian is yellow"
@@ -300,7 +308,7 @@ def test_scene_panel_answers_and_says_when_there_is_no_right_answer():
     assert "model: <b>circle</b>" in readout.value and scenes.answer_to(0, present) in readout.value
     missing = next(c for c in range(6) if c not in scenes.colours[0])
     dropdown.value = missing
-    assert "no such object" in readout.value and image.value[:4] == b"\x89PNG"
+    assert "no such object" in readout.value and "The model answers circle." in shown(image)[1]
     slider.value = 2
     assert asked[-1] == missing
     with pytest.raises(ValueError, match="non-empty"):

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
+from attn._progress import progress_bar
 from attn.data.babi import MEMORY_SIZE, BabiTensors, Example, build_vocab, split_sentences, tokenize, vectorize
 from attn.data.vocab import UNK, Vocab
 from attn.memn2n.model import MemN2N, MemN2NConfig, time_index
@@ -224,7 +224,7 @@ def train_memn2n(
     best_state = None
     softmax_schedule = [("softmax", lr * 0.5 ** (e // decay_every)) for e in range(epochs)]
     schedule = [("linear", linear_lr)] * linear_start + softmax_schedule
-    bar = tqdm(total=len(schedule), disable=not progress, desc="epochs", leave=False)
+    bar = progress_bar(total=len(schedule), show=progress, desc="epochs", leave=False)
     epoch = 0
     while epoch < len(schedule):
         phase, epoch_lr = schedule[epoch]

@@ -118,7 +118,7 @@ def hop_heatmap(
     if ax is None:
         _, ax = plt.subplots(figsize=(0.7 * K + 3.5, 0.32 * M + 1.2))
     return heatmap(weights.T, [f"hop {k + 1}" for k in range(K)], labels, ax=ax, title=title, vmax=1.0,
-                   xlabel="", ylabel="memory (story sentence)")  # fmt: skip
+                   xlabel="", ylabel="story sentence")  # fmt: skip
 
 
 def one_example(

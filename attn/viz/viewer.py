@@ -39,7 +39,13 @@ padding:2px 0}
 .attn-viewer .av-row{white-space:nowrap;text-align:right;padding-right:4px;align-self:center}
 .attn-viewer .av-cell{border-radius:1px}
 .attn-viewer .av-on{font-weight:700;color:#b3003c}
-.attn-viewer .av-cell.av-hit{outline:2px solid #e7298a;outline-offset:-1px}
+.attn-viewer .av-cell.av-hit{outline:2px solid #000;outline-offset:0;box-shadow:inset 0 0 0 2px #fff}
+.attn-viewer .av-line{display:contents}
+.attn-viewer .av-sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.attn-viewer button.av-show{font:inherit;padding:1px 8px}
+.attn-viewer table.av-table{border-collapse:collapse;margin-top:6px;font-variant-numeric:tabular-nums}
+.attn-viewer table.av-table th,.attn-viewer table.av-table td{border:1px solid #ccc;padding:1px 5px;text-align:right}
+.attn-viewer table.av-table th{background:#f3f3f3;font-weight:600}
 .attn-viewer .av-readout{min-height:1.3em;margin-top:6px;font-variant-numeric:tabular-nums}
 .attn-viewer .av-bar{display:flex;align-items:center;gap:4px;margin-top:4px;font-size:11px}
 .attn-viewer .av-bar span.av-ramp{width:120px;height:10px;display:inline-block}
@@ -72,8 +78,20 @@ if (d.title) { root.appendChild(el("div", "av-title", d.title)); }
 var controls = el("div", "av-controls"), grid = el("div", "av-grid"), readout = el("div", "av-readout");
 readout.setAttribute("aria-live", "polite");
 grid.tabIndex = 0;
-grid.setAttribute("aria-label", "attention weights: hover over a cell, or focus here and use the arrow keys");
+grid.setAttribute("role", "grid");
+grid.setAttribute("aria-label", (d.title ? d.title + ": " : "") + "attention weights, " + d.names[0] + " by " +
+  d.names[1] + "; hover over a cell, or use the arrow keys");
+var table = el("table", "av-table"), show = el("button", "av-show", "Show as table");
+show.type = "button"; show.setAttribute("aria-expanded", "false"); table.hidden = true;
+show.addEventListener("click", function () {
+  table.hidden = !table.hidden; show.setAttribute("aria-expanded", String(!table.hidden));
+  show.textContent = table.hidden ? "Show as table" : "Hide the table"; draw(); });
 root.appendChild(controls); root.appendChild(grid); root.appendChild(readout);
+// Plain keys typed here stay here: JupyterLab and Notebook 7 would take them as notebook shortcuts (arrows move
+// the selected cell, "d d" deletes it). Keys with Ctrl, Alt or Meta, and Escape, still reach the notebook.
+["keydown", "keyup"].forEach(function (type) {
+  root.addEventListener(type, function (e) {
+    if (e.key !== "Escape" && !e.ctrlKey && !e.altKey && !e.metaKey) { e.stopPropagation(); } }); });
 var state = {example: 0, pos: d.axes.map(function () { return 0; })};
 if (d.examples.length > 1) {
   var menu = el("select", "av-example");
@@ -87,14 +105,18 @@ d.axes.forEach(function (axis, a) {
   var lab = el("label", "", axis.name + " "), range = el("input", "av-axis"), shown = el("b", "", axis.ticks[0]);
   range.type = "range"; range.min = 0; range.max = axis.ticks.length - 1; range.value = 0; range.step = 1;
   range.dataset.axis = axis.name; range.setAttribute("aria-label", axis.name);
+  range.setAttribute("aria-valuetext", axis.name + " " + axis.ticks[0]);
   range.addEventListener("input", function () {
-    state.pos[a] = +range.value; shown.textContent = axis.ticks[state.pos[a]]; draw(); });
+    state.pos[a] = +range.value; shown.textContent = axis.ticks[state.pos[a]];
+    range.setAttribute("aria-valuetext", axis.name + " " + axis.ticks[state.pos[a]]); draw(); });
   lab.appendChild(range); lab.appendChild(shown); controls.appendChild(lab);
 });
 var bar = el("div", "av-bar"), ramp = el("span", "av-ramp");
 ramp.style.background = "linear-gradient(to right," + %(stops)s.join(",") + ")";
 bar.appendChild(el("span", "", "0")); bar.appendChild(ramp); var top = el("span", "av-vmax", "");
 bar.appendChild(top); root.appendChild(bar);
+controls.appendChild(show); root.appendChild(table);
+var corner = d.names[0] + " \\u2193, " + d.names[1] + " \\u2192";  // the header cell above the row labels
 function describe(x, w, i, j) {
   return d.names[0] + " \\u201c" + x.rows[i] + "\\u201d (" + (i + 1) + ") \\u2192 " + d.names[1] + " \\u201c" +
     x.cols[j] + "\\u201d (" + (j + 1) + "): " + w[i * x.cols.length + j].toFixed(d.decimals);
@@ -112,22 +134,34 @@ function draw() {
   grid.style.gridTemplateColumns = "max-content repeat(" + nk + "," + size + "px)";
   grid.style.gridAutoRows = size + "px";
   grid.style.gridTemplateRows = "max-content";
-  grid.appendChild(el("div", "", ""));
-  var colHeads = x.cols.map(function (t) { return grid.appendChild(el("div", "av-col", t)); });
-  var rowHeads = [];
+  // ARIA grid: a row of column headers, then one row per query (header + cells); the rows are display:contents,
+  // so the cells still lay out on the CSS grid.
+  var head = grid.appendChild(el("div", "av-line"));
+  head.setAttribute("role", "row");
+  head.appendChild(el("div", "", "")).setAttribute("role", "columnheader");
+  head.firstChild.appendChild(el("span", "av-sr", corner));
+  var colHeads = x.cols.map(function (t) {
+    var h = head.appendChild(el("div", "av-col", t)); h.setAttribute("role", "columnheader"); return h; });
+  var rowHeads = [], cells = [];
   for (var i = 0; i < nq; i++) {
-    rowHeads.push(grid.appendChild(el("div", "av-row", x.rows[i])));
+    var line = grid.appendChild(el("div", "av-line")); line.setAttribute("role", "row");
+    rowHeads.push(line.appendChild(el("div", "av-row", x.rows[i])));
+    rowHeads[i].setAttribute("role", "rowheader");
     for (var j = 0; j < nk; j++) {
-      var v = w[i * nk + j], c = grid.appendChild(el("div", "av-cell"));
+      var v = w[i * nk + j], c = line.appendChild(el("div", "av-cell"));
       c.style.background = colour(v / vmax); c.dataset.i = i; c.dataset.j = j;
-      c.title = describe(x, w, i, j);
+      c.setAttribute("role", "gridcell"); c.title = describe(x, w, i, j); cells.push(c);
     }
   }
+  if (!table.hidden) { fill(x, w); }
   readout.textContent = "Hover over a cell (or use the arrow keys) to read its weight.";
   function pick(i, j) {
-    grid.querySelectorAll(".av-on,.av-hit").forEach(function (n) { n.classList.remove("av-on", "av-hit"); });
+    grid.querySelectorAll(".av-on,.av-hit").forEach(function (n) {
+      n.classList.remove("av-on", "av-hit"); n.removeAttribute("id"); n.removeAttribute("aria-selected"); });
     rowHeads[i].classList.add("av-on"); colHeads[j].classList.add("av-on");
-    grid.querySelectorAll(".av-cell")[i * nk + j].classList.add("av-hit");
+    var c = cells[i * nk + j];
+    c.classList.add("av-hit"); c.id = root.id + "-hit"; c.setAttribute("aria-selected", "true");
+    grid.setAttribute("aria-activedescendant", c.id);
     state.cell = [i, j];
     readout.textContent = describe(x, w, i, j);
   }
@@ -142,7 +176,24 @@ function draw() {
     if (!c) { pick(0, 0); return; }  // the first key press shows the first cell
     pick(Math.min(nq - 1, Math.max(0, c[0] + step[0])), Math.min(nk - 1, Math.max(0, c[1] + step[1])));
   };
+  grid.removeAttribute("aria-activedescendant");
+  var kept = state.cell;  // a slider or another example keeps the chosen cell where it still exists
   state.cell = null;
+  if (kept && kept[0] < nq && kept[1] < nk) { pick(kept[0], kept[1]); }
+}
+function fill(x, w) {  // the matrix as a table: a header cell for every row and column
+  table.textContent = "";
+  var caption = table.appendChild(el("caption", "", (d.title ? d.title + ": " : "") + d.names[0] + " (rows) by " +
+    d.names[1] + " (columns)"));
+  caption.style.textAlign = "left";
+  var tr = table.appendChild(el("tr"));
+  tr.appendChild(el("th", "", "")).appendChild(el("span", "av-sr", corner));
+  x.cols.forEach(function (t) { tr.appendChild(el("th", "", t)).setAttribute("scope", "col"); });
+  x.rows.forEach(function (t, i) {
+    var r = table.appendChild(el("tr"));
+    r.appendChild(el("th", "", t)).setAttribute("scope", "row");
+    x.cols.forEach(function (_, j) { r.appendChild(el("td", "", w[i * x.cols.length + j].toFixed(d.decimals))); });
+  });
 }
 draw();
 })();</script>"""

@@ -1,17 +1,20 @@
 """ipywidgets panels for a live kernel. Each redraws a plot from :mod:`attn.viz.plots` as a PNG image.
 
-The figure is drawn off-screen (``matplotlib.figure.Figure``, not pyplot) and shown in an ``Image``
-widget, so the panel's last state is saved with the notebook and still shows in the static book (with a note
-that its controls need a kernel). Precomputed weights that should stay interactive in the static book go to
-:func:`attn.viz.attention_viewer` instead.
+The figure is drawn off-screen (``matplotlib.figure.Figure``, not pyplot) and shown as an ``<img>`` in an
+``HTML`` widget, at its own pixel size and with a text alternative that says what it shows (``Image`` widgets
+have no alt text). The panel's last state is saved with the notebook and shows in the static book (with a note
+that its controls need a kernel); JupyterLab draws a panel only once its cell has run. Precomputed weights that
+should stay interactive in the static book go to :func:`attn.viz.attention_viewer` instead.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 import numbers
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import torch
@@ -36,6 +39,15 @@ __all__ = [
     "sampling_panel",
     "scene_panel",
 ]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What a panel shows after an input: the plot (empty after a bad input), the text above it, the plot's alt."""
+
+    png: bytes
+    readout: str
+    alt: str = ""
 
 
 def _png(draw: Callable[[Figure], None], size: tuple[float, float]) -> bytes:
@@ -72,35 +84,53 @@ def _png_size(png: bytes) -> tuple[int, int]:
     return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
-def _show(image: widgets.Image, png: bytes) -> None:
-    """Show ``png`` at its own size (never stretched to the notebook's width), or hide the image when there is
-    none (a bad input: the message above says why, and no broken-image icon appears)."""
-    if not png:
-        image.layout.display = "none"
+def _img(png: bytes, alt: str) -> str:
+    """An ``<img>`` of ``png`` at its own pixel size (never stretched to the notebook's width), with ``alt``."""
+    width, height = _png_size(png)
+    source = base64.b64encode(png).decode("ascii")
+    return (
+        f'<img src="data:image/png;base64,{source}" alt="{html.escape(alt, quote=True)}" width="{width}" '
+        f'height="{height}" style="max-width:100%;height:auto">'
+    )
+
+
+def _show(figure: widgets.HTML, frame: Frame) -> None:
+    """Show the frame's plot, or hide the figure when there is none (a bad input: the message above says why,
+    and no broken-image icon appears)."""
+    if not frame.png:
+        figure.value = ""
+        figure.layout.display = "none"
         return
-    width, _ = _png_size(png)
-    image.value = png
-    image.layout.display = None
-    image.layout.width = f"{width}px"
-    image.layout.max_width = "100%"
-    image.layout.height = "auto"
+    figure.value = _img(frame.png, frame.alt)
+    figure.layout.display = None
 
 
-def _panel(
-    controls: list[widgets.Widget],
-    render: Callable[[], tuple[bytes, str]],
-) -> widgets.VBox:
-    image = widgets.Image(format="png")
+def _strongest(weights: torch.Tensor, rows: Sequence[str], cols: Sequence[str], limit: int = 10) -> str:
+    """Each row's largest weight in words, for alt texts: "ich → I (0.91); bin → am (0.85); ..."."""
+    best, where = weights.max(-1)
+    parts = [f"{r} → {cols[int(j)]} ({float(w):.2f})" for r, w, j in zip(rows, best, where, strict=True)]
+    more = f"; and {len(parts) - limit} more rows" if len(parts) > limit else ""
+    return "; ".join(parts[:limit]) + more
+
+
+def _listed(labels: Sequence[str], weights: torch.Tensor) -> str:
+    """Labels with their weights, for alt texts: "a 0.67, b 0.24, c 0.09"."""
+    return ", ".join(f"{name} {float(w):.2f}" for name, w in zip(labels, weights, strict=True))
+
+
+def _panel(controls: list[widgets.Widget], render: Callable[[], Frame]) -> widgets.VBox:
+    figure = widgets.HTML()
     readout = widgets.HTML()
 
     def update(_change: object = None) -> None:
-        png, readout.value = render()
-        _show(image, png)
+        frame = render()
+        readout.value = frame.readout
+        _show(figure, frame)
 
     for control in controls:
         control.observe(update, names="value")
     update()
-    return widgets.VBox([*controls, readout, image])
+    return widgets.VBox([*controls, readout, figure])
 
 
 def _temperature_slider(value: float) -> widgets.FloatLogSlider:
@@ -127,11 +157,11 @@ def softmax_panel(logits: torch.Tensor, labels: Sequence[str], temperature: floa
         )
     slider = _temperature_slider(temperature)
 
-    def render() -> tuple[bytes, str]:
+    def render() -> Frame:
         p = softmax(logits, temperature=slider.value)
         title = f"softmax(x / {slider.value:.2f})"
         png = _png(lambda fig: bar_weights(p, labels, ax=fig.add_subplot(), title=title), (4.5, 2.6))
-        return png, _weights_table(labels, p)
+        return Frame(png, _weights_table(labels, p), f"Bar chart of {title}: {_listed(labels, p)}")
 
     return _panel([slider], render)
 
@@ -158,12 +188,16 @@ def lookup_panel(
     ]
     tau = _temperature_slider(temperature)
 
-    def render() -> tuple[bytes, str]:
+    def render() -> Frame:
         q = torch.tensor([s.value for s in sliders])
         p = softmax(dot_product_scores(q[None, :], keys)[0], temperature=tau.value)  # (M,)
         out = p @ keys  # (2,)
         png = _png(lambda fig: lookup_figure(keys, q, p, out, labels, ax=fig.add_subplot()), (4.4, 4.4))
-        return png, _weights_table(labels, p)
+        alt = (
+            f"The keys as points in the plane, sized by their weight ({_listed(labels, p)}), the query at "
+            f"({q[0]:.2f}, {q[1]:.2f}) and the output, their weighted average, at ({out[0]:.2f}, {out[1]:.2f})"
+        )
+        return Frame(png, _weights_table(labels, p), alt)
 
     return _panel([*sliders, tau], render)
 
@@ -216,20 +250,23 @@ def translation_panel(
                         continuous_update=False, layout={"width": "95%"})  # fmt: skip
     _follow(choose, text)
 
-    def render() -> tuple[bytes, str]:
+    def render() -> Frame:
         try:
             result = translate(text.value)
         except ValueError as error:
-            return b"", _error_html(error)
+            return Frame(b"", _error_html(error))
         readout = f"<b>{html.escape(' '.join(result.target) or '(nothing)')}</b>"
         readout += _unknown_html(result.unknown)
         if result.alignment is None:
-            return b"", readout + "<br>(this model has no attention: no alignment to show)"
+            return Frame(b"", readout + "<br>(this model has no attention: no alignment to show)")
         if not result.finished:
             readout += "<br><i>cut off: the model did not end the sentence</i>"
-        png = _alignment_png(result.alignment, [*result.source, "<eos>"], result.row_labels(), "alignment",
+        source, rows = [*result.source, "<eos>"], result.row_labels()
+        png = _alignment_png(result.alignment, source, rows, "alignment",
                              ("English (source)", "German (translation)"))  # fmt: skip
-        return png, readout
+        alt = ("Alignment heatmap, German translation (rows) by English source (columns). Where each German word "
+               f"looks most: {_strongest(result.alignment, rows, source)}")  # fmt: skip
+        return Frame(png, readout, alt)
 
     return _panel([choose, text], render)
 
@@ -250,11 +287,11 @@ def addressing_panel(
     slider = widgets.FloatSlider(value=strength, min=0.0, max=50.0, step=0.5, description="sharpness β",
                                  style={"description_width": "initial"})  # fmt: skip
 
-    def render() -> tuple[bytes, str]:
+    def render() -> Frame:
         _, w = content_addressing(key, memory, slider.value)
         title = f"w = softmax({slider.value:g} · cos(k, M_i))"
         png = _png(lambda fig: bar_weights(w, labels, ax=fig.add_subplot(), title=title), (4.8, 2.6))
-        return png, _weights_table(labels, w)
+        return Frame(png, _weights_table(labels, w), f"Bar chart of {title}: {_listed(labels, w)}")
 
     return _panel([slider], render)
 
@@ -287,7 +324,7 @@ def ntm_addressing_panel(
         widgets.FloatSlider(value=1.0, min=1.0, max=20.0, step=0.5, description="sharpening γ", style=style),
     ]
 
-    def render() -> tuple[bytes, str]:
+    def render() -> Frame:
         beta, gate, offset, gamma = (control.value for control in sliders)
         content = content_weighting(memory, key, beta)
         gated = interpolate(content, previous, gate)
@@ -300,7 +337,10 @@ def ntm_addressing_panel(
             for k, (title, w) in enumerate(steps):
                 bar_weights(w, labels, ax=fig.add_subplot(1, 4, k + 1), title=title)
 
-        return _png(draw, (12, 2.6)), "final weighting:" + _weights_table(labels, sharp)
+        alt = "Four bar charts, the weighting after each step. " + ". ".join(
+            f"{title}: {_listed(labels, w)}" for title, w in steps
+        )
+        return Frame(_png(draw, (12, 2.6)), "final weighting:" + _weights_table(labels, sharp), alt)
 
     return _panel(sliders, render)
 
@@ -342,21 +382,24 @@ def memory_panel(
     story.observe(typed(0), names="value")
     question.observe(typed(1), names="value")
 
-    def render() -> tuple[bytes, str]:
+    def render() -> Frame:
         sentences = split_sentences(story.value)  # a line break or . ! ? ends a sentence
         try:
             result = answer(sentences, question.value)
         except ValueError as error:
-            return b"", _error_html(error)
+            return Frame(b"", _error_html(error))
         readout = f"answer: <b>{html.escape(result.answer)}</b> (p = {result.probability:.2f})"
         if len(sentences) == 1:
             readout += ("<br><i>the story is one sentence, so the memory has one slot: end each sentence with a "
                         "full stop, or put one per line</i>")  # fmt: skip
         readout += _unknown_html(result.unknown)
         K, M = result.hop_attention.shape
-        size = (0.7 * K + 0.09 * max(len(s) for s in result.sentences) + 2.5, 0.32 * M + 1.4)
+        size = (0.7 * K + 0.09 * max(len(s) for s in result.sentences) + 2.5, max(0.32 * M + 1.4, 2.4))
         png = _png(lambda fig: hop_heatmap(result.hop_attention, result.sentences, ax=fig.add_subplot()), size)
-        return png, readout
+        hops = [f"hop {k + 1}" for k in range(K)]
+        alt = ("Heatmap of each hop's attention (columns) over the story's sentences (rows). Where each hop looks "
+               f"most: {_strongest(result.hop_attention, hops, result.sentences)}")  # fmt: skip
+        return Frame(png, readout, alt)
 
     return _panel([choose, story, question], render)
 
@@ -386,14 +429,16 @@ def head_panel(
     layer_slider = widgets.IntSlider(value=layer + 1, min=1, max=L, description="layer")
     head_slider = widgets.IntSlider(value=head + 1, min=1, max=H, description="head")
 
-    def render() -> tuple[bytes, str]:
+    def render() -> Frame:
         try:
             attention, tokens = read(text.value)
         except ValueError as error:
-            return b"", _error_html(error)
+            return Frame(b"", _error_html(error))
         weights = attention[layer_slider.value - 1][0, head_slider.value - 1]  # (T, T)
         title = f"layer {layer_slider.value}, head {head_slider.value}"
-        return _alignment_png(weights, tokens, tokens, title), f"<b>{len(tokens)} tokens</b>"
+        alt = (f"Heatmap of {title}: each token (rows) over the tokens it attends to (columns). Where each token "
+               f"looks most: {_strongest(weights, tokens, tokens)}")  # fmt: skip
+        return Frame(_alignment_png(weights, tokens, tokens, title), f"<b>{len(tokens)} tokens</b>", alt)
 
     return _panel([choose, text, layer_slider, head_slider], render)
 
@@ -439,7 +484,7 @@ def scene_panel(
     question = widgets.Dropdown(options=[(q, k) for k, q in enumerate(questions)], value=0, description="question",
                                 layout={"width": "60%"})  # fmt: skip
 
-    def render() -> tuple[bytes, str]:
+    def render() -> Frame:
         look = answer(images[scene.value], question.value)
         right = truth(scene.value, question.value)
         said = answers[look.answer]
@@ -454,6 +499,8 @@ def scene_panel(
             image_attention(images[scene.value], None, ax=ax_image, title="the scene", boxes=look.boxes)
             image_attention(images[scene.value], look.attention, ax=ax_map, title="where it looked")
 
-        return _png(draw, (5.0, 2.7)), readout
+        alt = (f"Scene {scene.value} beside the same scene with the model's attention drawn over it (brighter: "
+               f"more attention). {questions[question.value]} The model answers {said}.")  # fmt: skip
+        return Frame(_png(draw, (5.0, 2.7)), readout, alt)
 
     return _panel([scene, question], render)

@@ -9,6 +9,11 @@
 - sphinx-thebe's loader, which names unpkg, is dropped while the "live code" button is off.
 - Above every ipywidgets panel (rendered from its saved state; no kernel runs behind the static page), a
   note says so and links to launch the chapter in Binder or Colab.
+- Accessibility (WCAG 2.1 AA, checked by tests/browser/test_accessibility.py): bertviz's menus get their visible
+  words as labels and its view a pointer to the book's own viewer (bertviz tells heads apart by colour only); the
+  references' entries become list items of their list (docutils marks them ``doc-biblioentry``, a role that is
+  deprecated and not allowed in a list); the theme's search and colour-mode buttons, whose names lacked their
+  visible text, are overridden in ``book/_templates``.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import html
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
@@ -114,6 +120,26 @@ def kernel_note(links: list[tuple[str, str]]) -> str:
     )
 
 
+_BERTVIZ_MENU = re.compile(r'(Layer|Attention): (<select id="(?:layer|filter)">.*?</select>)', re.DOTALL)
+_BERTVIZ_VIEW = re.compile(r'<div id="bertviz-[0-9a-f]+"')
+_VIEWER_ID = re.compile(r"""class=['"]attn-viewer['"][^>]*?\bid=['"]([\w-]+)['"]""")
+
+
+def accessible_bertviz(body: str) -> str:
+    """Label bertviz's menus with the words before them; above each view, point to the next attn viewer."""
+    body = _BERTVIZ_MENU.sub(r"<label>\1: \2</label>", body)
+
+    def note(match: re.Match) -> str:
+        viewer = _VIEWER_ID.search(body, match.end())
+        target = f'<a href="#{viewer.group(1)}">attention viewer below</a>' if viewer else "attention viewer"
+        return (
+            '<p class="attn-bertviz-note">This bertviz view needs a mouse and tells heads apart by colour only. '
+            f"The book's {target} shows these weights as numbers and works with the keyboard.</p>" + match.group(0)
+        )
+
+    return _BERTVIZ_VIEW.sub(note, body)
+
+
 def drop_unused_thebe(app: Sphinx, context: dict[str, Any]) -> None:
     """Without a "live code" button (``launch_buttons.thebe``), sphinx-thebe's scripts, which name unpkg, go."""
     if app.config.html_theme_options.get("launch_buttons", {}).get("thebe"):
@@ -136,6 +162,8 @@ def rewrite_page(app: Sphinx, pagename: str, templatename: str, context: dict[st
         body = body.replace(url, context["pathto"]("_static/" + local, 1))
     if _WIDGET_VIEW in body:
         body = body.replace(_WIDGET_VIEW, kernel_note(launch_links(app, pagename)) + _WIDGET_VIEW)
+    body = accessible_bertviz(body)
+    body = body.replace('role="doc-biblioentry"', 'role="listitem"')  # inside docutils' <div role="list">
     context["body"] = body
     for url in external_resources(body):
         logger.warning("%s: loads an external resource: %s", pagename, url, location=pagename)
@@ -143,7 +171,14 @@ def rewrite_page(app: Sphinx, pagename: str, templatename: str, context: dict[st
         logger.warning("%s: references a CDN: %s", pagename, match.group(0), location=pagename)
 
 
+def add_templates(app: Sphinx, config: Any) -> None:
+    """book/_templates overrides theme templates (two buttons' accessible names): first in the path, before the
+    folders of components that the themes add."""
+    config.templates_path = [str(Path(__file__).resolve().parents[1] / "_templates"), *config.templates_path]
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("config-inited", add_templates)
     app.connect("html-page-context", rewrite_page)
     app.add_css_file("attn-book.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -87,3 +87,49 @@ def test_large_and_all_zero_matrices_with_their_own_maximum(tmp_path, serve, bro
         assert viewers.nth(0).locator(".av-cell").count() == 400 * 400
         assert viewers.nth(1).locator(".av-vmax").text_content() == "0.0001"  # the smallest step, not 0
         check_viewer(page, viewers.nth(1))
+
+
+def test_keys_stay_in_the_viewer_and_the_matrix_reads_as_a_grid_and_a_table(tmp_path, serve, browser):
+    """Notebook hosts take plain keys as shortcuts (JupyterLab listens on the document): keys typed in the viewer
+    must not reach the document, Ctrl combinations must. Assistive technology gets a grid with header cells, the
+    sliders' tick labels and a table of the numbers; a slider keeps the chosen cell."""
+    weights = softmax(3, 2, 3, seed=6)
+    view = attention_viewer(weights, ["a", "b"], ["x", "y", "z"], axes=["step"], ticks={"step": ["25", "50", "75"]})
+    spy = "<script>window.seen = []; document.addEventListener('keydown', e => seen.push(e.key));</script>"
+    with opened(browser, serve(tmp_path), write_page(tmp_path, "keys.html", spy + view.html)) as visit:
+        page = visit.page
+        viewer = page.locator(".attn-viewer")
+        slider = viewer.locator("input.av-axis")
+        assert slider.get_attribute("aria-valuetext") == "step 25"
+        grid = viewer.locator(".av-grid")
+        grid.focus()
+        for key in ("ArrowDown", "ArrowDown", "ArrowRight", "d", "d"):  # cell (1, 1); "d d" deletes a cell in Lab
+            grid.press(key)
+        slider.focus()
+        slider.press("ArrowRight")
+        assert page.evaluate("seen") == [], "keys typed in the viewer reached the document"
+        slider.press("Control+s")
+        assert page.evaluate("seen") == ["Control", "s"], "a Ctrl combination must still reach the notebook"
+        assert slider.input_value() == "1" and slider.get_attribute("aria-valuetext") == "step 50"
+        # the chosen cell survives the slider, with the weight of the new step
+        assert (
+            viewer.locator(".av-readout").text_content()
+            == f"query \u201cb\u201d (2) \u2192 key \u201cy\u201d (2): {weights[1, 1, 1]:.4f}"
+        )
+        assert grid.get_attribute("role") == "grid"
+        active = grid.get_attribute("aria-activedescendant")
+        assert page.locator(f"#{active}").get_attribute("title") == viewer.locator(".av-readout").text_content()
+        roles = grid.evaluate("g => [...g.children].map(r => r.getAttribute('role') + ':' + r.children.length)")
+        assert roles == ["row:4", "row:4", "row:4"]
+        assert viewer.locator("[role=rowheader]").all_text_contents() == ["a", "b"]
+        # the numbers as a table, for the current step
+        viewer.locator("button.av-show").click()
+        table = viewer.locator("table.av-table")
+        assert table.is_visible()
+        assert table.locator("th[scope=col]").all_text_contents() == ["x", "y", "z"]
+        assert table.locator("td").all_text_contents() == [f"{v:.4f}" for v in weights[1].flatten().tolist()]
+        slider.fill("2")
+        assert table.locator("td").all_text_contents() == [f"{v:.4f}" for v in weights[2].flatten().tolist()]
+        viewer.locator("button.av-show").click()
+        assert not table.is_visible()
+        assert visit.errors == []

@@ -17,9 +17,10 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 help:
 	@echo "make book         create .venv, install, build the HTML book into _build/html"
-	@echo "make test         unit tests, nbval on every chapter, student versions, the book in a browser"
+	@echo "make test         unit tests, nbval on every chapter, student versions, the book in a browser (and axe),"
+	@echo "                  chapter 1 in JupyterLab"
 	@echo "make lab          JupyterLab on notebooks/"
-	@echo "make lab-test     every chapter run in JupyterLab in headless Chromium, its panels used (about 10 min)"
+	@echo "make lab-test     every chapter run in JupyterLab in headless Chromium, its panels used (10-15 min)"
 	@echo "make assignments  student versions into _build/assignments (FORCE=1 to overwrite)"
 	@echo "make execute NB=notebooks/01_softmax.ipynb   re-execute a chapter and save its outputs"
 	@echo "make benchmarks   print the performance tables"

@@ -342,3 +342,11 @@ def test_heatmap_numbers_contrast_with_their_cell(signed):
         other = _contrast(cell, 1.0 if text.get_color() == "black" else 0.0)
         assert chosen >= other and chosen >= 4.5, (value, text.get_color(), round(chosen, 2))
     plt.close("all")
+
+
+def test_a_panel_plot_needs_its_alt_text():
+    from attn.viz.widgets import Frame
+
+    with pytest.raises(ValueError, match="alt must say what the plot shows"):
+        Frame(b"\x89PNG", "readout", " ")
+    assert Frame(b"", "a bad input's message").alt == ""  # no plot, nothing to describe

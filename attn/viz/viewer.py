@@ -74,6 +74,9 @@ function el(tag, cls, text) {
 }
 var fallback = root.querySelector("em.av-fallback"); if (fallback) { root.removeChild(fallback); }
 root.dataset.drawn = "1";
+// The chosen cell's id, unique on the page even when one viewer is shown twice (same data, same root id).
+window.attnViewers = (window.attnViewers || 0) + 1;
+var hitId = root.id + "-hit-" + window.attnViewers;
 if (d.title) { root.appendChild(el("div", "av-title", d.title)); }
 var controls = el("div", "av-controls"), grid = el("div", "av-grid"), readout = el("div", "av-readout");
 readout.setAttribute("aria-live", "polite");
@@ -87,11 +90,12 @@ show.addEventListener("click", function () {
   table.hidden = !table.hidden; show.setAttribute("aria-expanded", String(!table.hidden));
   show.textContent = table.hidden ? "Show as table" : "Hide the table"; draw(); });
 root.appendChild(controls); root.appendChild(grid); root.appendChild(readout);
-// Plain keys typed here stay here: JupyterLab and Notebook 7 would take them as notebook shortcuts (arrows move
-// the selected cell, "d d" deletes it). Keys with Ctrl, Alt or Meta, and Escape, still reach the notebook.
+// Plain keys typed here stay here: JupyterLab would take them as notebook shortcuts (arrows move the selected
+// cell, "d d" deletes it). Keys with Ctrl, Alt or Meta, Escape and Shift+Enter (run the cell) still reach it.
 ["keydown", "keyup"].forEach(function (type) {
   root.addEventListener(type, function (e) {
-    if (e.key !== "Escape" && !e.ctrlKey && !e.altKey && !e.metaKey) { e.stopPropagation(); } }); });
+    var passes = e.key === "Escape" || (e.key === "Enter" && e.shiftKey) || e.ctrlKey || e.altKey || e.metaKey;
+    if (!passes) { e.stopPropagation(); } }); });
 var state = {example: 0, pos: d.axes.map(function () { return 0; })};
 if (d.examples.length > 1) {
   var menu = el("select", "av-example");
@@ -160,7 +164,7 @@ function draw() {
       n.classList.remove("av-on", "av-hit"); n.removeAttribute("id"); n.removeAttribute("aria-selected"); });
     rowHeads[i].classList.add("av-on"); colHeads[j].classList.add("av-on");
     var c = cells[i * nk + j];
-    c.classList.add("av-hit"); c.id = root.id + "-hit"; c.setAttribute("aria-selected", "true");
+    c.classList.add("av-hit"); c.id = hitId; c.setAttribute("aria-selected", "true");
     grid.setAttribute("aria-activedescendant", c.id);
     state.cell = [i, j];
     readout.textContent = describe(x, w, i, j);

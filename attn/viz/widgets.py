@@ -49,6 +49,10 @@ class Frame:
     readout: str
     alt: str = ""
 
+    def __post_init__(self) -> None:
+        if self.png and not self.alt.strip():
+            raise ValueError("alt must say what the plot shows (a plot without it is hidden from screen readers)")
+
 
 def _png(draw: Callable[[Figure], None], size: tuple[float, float]) -> bytes:
     fig = Figure(figsize=size, dpi=80)

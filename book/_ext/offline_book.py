@@ -134,7 +134,7 @@ def accessible_bertviz(body: str) -> str:
         target = f'<a href="#{viewer.group(1)}">attention viewer below</a>' if viewer else "attention viewer"
         return (
             '<p class="attn-bertviz-note">This bertviz view needs a mouse and tells heads apart by colour only. '
-            f"The book's {target} shows these weights as numbers and works with the keyboard.</p>" + match.group(0)
+            f"The book's {target} works with the keyboard and reads out each weight as a number.</p>" + match.group(0)
         )
 
     return _BERTVIZ_VIEW.sub(note, body)

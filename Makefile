@@ -80,11 +80,13 @@ assignments: $(STAMP)
 	$(PY) -m attn.grading notebooks _build/assignments $(if $(FORCE),--force)
 
 # Authors: re-execute a chapter in place, saving outputs and widget state (then commit it). No progress bars in
-# saved outputs (ATTN_PROGRESS=0, see attn/_progress.py): their text is timings, which nbval would compare.
+# saved outputs (ATTN_PROGRESS=0, see attn/_progress.py): their text is timings, which nbval would compare. The
+# retina figures are then stored as 256-colour PNGs (book/shrink_figures.py: a third of the bytes, the same look).
 execute: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make execute NB=notebooks/NN_name.ipynb"; exit 1; }
 	ATTN_PROGRESS=0 $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=600 "$(NB)"
+	$(PY) book/shrink_figures.py "$(NB)"
 
 benchmarks: $(STAMP)
 	$(PY) benchmarks/attention_core.py
@@ -104,7 +106,7 @@ claims: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check attn tests benchmarks book/_ext book/vendor.py
+	$(VENV)/bin/ruff format --check attn tests benchmarks book/_ext book/vendor.py book/shrink_figures.py
 
 # Keeps _build/assignments: instructors may have edited the student versions there.
 clean:

@@ -18,6 +18,12 @@ Table 3: one forward and backward pass of attn's ViT (weights kept), and with ``
 kernel), against a ViT with the same patch embedding, class token and positions built from
 ``torch.nn.TransformerEncoder`` (pre-LN, weights copied, outputs checked equal first), measured in the same run;
 peak extra memory of one pass.
+Table 4: what each design reads and computes for one image, by image size: the pixel values its forward pass
+depends on (``attn.vision.values_read``), the multiply-adds of its matrix products and convolutions
+(``attn.vision.multiply_adds``, torch's FLOP counter) and the median time of one forward pass of a batch of 16, for
+soft attention over the CNN's grid, the hard model with its coarse view (Ba et al. 2015) and without it (Mnih et
+al. 2014), each freshly built (what a design reads does not depend on its training, except where hard attention
+looks).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import torch
 from common import peak_extra_mib
 from torch import nn
 
-from attn.data.scenes import scene_splits
+from attn.data.scenes import make_scenes, scene_splits
 from attn.train import seeded
 from attn.vision import (
     PooledNet,
@@ -44,8 +50,10 @@ from attn.vision import (
     accuracy,
     attention_map,
     mass_on_object,
+    multiply_adds,
     policy_gradient_variance,
     train_on_scenes,
+    values_read,
 )
 
 SMALL_VIT = {"d_model": 32, "num_heads": 2, "d_ff": 64}  # the chapter's ViT and hybrid
@@ -183,11 +191,41 @@ def time_size(B: int, S: int, d: int, h: int, L: int, repeats: int) -> tuple:
     return (B, S, d, h, L), 1 + (S // 4) ** 2, med, peaks
 
 
+DESIGNS = {  # the three designs of chapter 9's cost table: (model, its config, options)
+    "soft": (SoftAttentionNet, SpatialConfig, {}),
+    "hard": (RecurrentAttention, RAMConfig, {}),
+    "hard, no coarse view": (RecurrentAttention, RAMConfig, {"context": False}),
+}
+
+
+def cost_table(sizes: list[int], repeats: int) -> list[tuple]:
+    """Per image size and design: mean values read, multiply-adds per image, median ms of a forward pass (B = 16)."""
+    rows = []
+    for S in sizes:
+        scenes = make_scenes(16, 3, size=S)
+        for name, (Model, Config, options) in DESIGNS.items():
+            with seeded(0):
+                model = Model(Config(image_size=S, **options)).eval()
+            read = values_read(model, scenes.images, scenes.question).float().mean().item()
+            adds = multiply_adds(model, scenes.images, scenes.question)
+            with torch.no_grad():
+                model(scenes.images, scenes.question)  # warm up
+                times = []
+                for _ in range(repeats):
+                    start = time.perf_counter()
+                    model(scenes.images, scenes.question)
+                    times.append(time.perf_counter() - start)
+            rows.append((S, name, read, adds, statistics.median(times) * 1000))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="a smoke run: tiny budgets (for the tests)")
+    parser.add_argument("--tables", nargs="+", default=["1", "1b", "2", "3", "4"], choices=["1", "1b", "2", "3", "4"],
+                        help="which tables to measure (default: all)")  # fmt: skip
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     budget, n_train, sizes, steps, timing, repeats = BUDGET, 10_000, [500, 2_000, 10_000], 1_500, TIMING, 15
@@ -196,6 +234,23 @@ def main() -> None:
         args.seeds = args.seeds[:1]
     print(f"threads: {args.threads}; training budget {budget:g} s per model; seeds {args.seeds}")
 
+    if "1" in args.tables:
+        goals(args, budget, n_train)
+    if "1b" in args.tables:
+        mass_steps = 20 if args.quick else 2_000
+        print(f"\nTable 1b: soft attention trained {mass_steps:,} steps of 64 (past its goal)")
+        print(f"{'seed':>4} {'accuracy':>8} {'on object':>9}")
+        for seed, acc, on_object in mass_table(args.seeds, mass_steps, n_train):
+            print(f"{seed:4d} {acc:8.1%} {on_object:9.2f}")
+    if "2" in args.tables:
+        data(args, sizes, steps)
+    if "3" in args.tables:
+        timings(timing, repeats)
+    if "4" in args.tables:
+        costs([24, 48] if args.quick else [24, 48, 96, 192], repeats)
+
+
+def goals(args: argparse.Namespace, budget: float, n_train: int) -> None:
     print(f"\nTable 1: each model's goal, in at most {budget:g} s of training ({n_train:,} training scenes)")
     rows = goals_table(args.seeds, budget, n_train)
     print(f"{'model':>16} {'seed':>4} {'goal':>5} {'to goal s':>9} {'steps':>6} {'accuracy':>8} {'on object':>9} "
@@ -209,18 +264,16 @@ def main() -> None:
         spread = statistics.stdev(acc) if len(acc) > 1 else 0.0
         print(f"{name:>16} mean accuracy {statistics.mean(acc):.1%} (sd {spread:.1%} over {len(acc)} seeds)")
 
-    mass_steps = 20 if args.quick else 2_000
-    print(f"\nTable 1b: soft attention trained {mass_steps:,} steps of 64 (past its goal)")
-    print(f"{'seed':>4} {'accuracy':>8} {'on object':>9}")
-    for seed, acc, on_object in mass_table(args.seeds, mass_steps, n_train):
-        print(f"{seed:4d} {acc:8.1%} {on_object:9.2f}")
 
+def data(args: argparse.Namespace, sizes: list[int], steps: int) -> None:
     print(f"\nTable 2: held-out accuracy by training scenes ({steps:,} steps of 64 each, seed {args.seeds[0]})")
     table = data_table(args.seeds[0], sizes, steps)
     print(f"{'training scenes':>16}" + "".join(f"{n:>10,}" for n in sizes))
     for name, row in table.items():
         print(f"{name:>16}" + "".join(f"{row[n]:>10.1%}" for n in sizes))
 
+
+def timings(timing: list[tuple], repeats: int) -> None:
     print("\nTable 3: one forward+backward pass, attn's ViT against one built from torch.nn.TransformerEncoder")
     print(f"{'B, S, d, h, L':>20} {'tokens':>6} {'attn ms':>8} {'fused ms':>8} {'torch ms':>8} {'ratio':>6} "
           f"{'fused':>6} {'peak MiB attn/torch':>20}")  # fmt: skip
@@ -228,6 +281,17 @@ def main() -> None:
         peak = "/".join("-" if peaks[k] is None else f"{peaks[k]:.1f}" for k in ("attn", "torch"))
         print(f"{str(size):>20} {tokens:>6} {med['attn']:8.2f} {med['attn fused']:8.2f} {med['torch']:8.2f} "
               f"{med['attn'] / med['torch']:6.2f} {med['attn fused'] / med['torch']:6.2f} {peak:>20}")  # fmt: skip
+
+
+def costs(sizes: list[int], repeats: int) -> None:
+    print("\nTable 4: what one image costs each design, by image size (fresh models; forward pass of a batch of 16)")
+    print(f"{'size':>9} {'design':>21} {'values read':>12} {'of':>8} {'mult-adds':>11} {'forward ms':>10} "
+          f"{'ms / soft':>9}")  # fmt: skip
+    rows = cost_table(sizes, repeats)
+    soft_ms = {S: ms for S, name, _, _, ms in rows if name == "soft"}
+    for S, name, read, adds, ms in rows:
+        print(f"{f'{S} x {S}':>9} {name:>21} {read:>12,.0f} {3 * S * S:>8,} {adds:>11,} {ms:>10.2f} "
+              f"{ms / soft_ms[S]:>9.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

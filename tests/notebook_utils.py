@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -90,3 +91,93 @@ def rows_sum_to_one(rows: list[list[float]], decimals: int) -> bool:
     """Every row of weights sums to 1 (0 for a row with nothing to attend to), up to rounding at ``decimals``."""
     tolerance = len(rows[0]) * 0.5 * 10.0**-decimals + 1e-6
     return all(math.isclose(sum(row), 1.0, abs_tol=tolerance) or sum(row) == 0 for row in rows)
+
+
+# ------------------------------------------------------------------------------------ claims of typed constants
+
+# Builtins that only reshape what they are given: a call of one on constants is still a constant.
+_PASSIVE_CALLS = frozenset(["float", "int", "round", "abs", "min", "max", "sum", "len", "bool", "str"])
+_PASSIVE_CALLS |= {"tuple", "list", "dict", "set", "sorted"}
+
+
+def _bindings(tree: ast.AST) -> dict[str, list[ast.AST | None]]:
+    """Every value bound to each name in ``tree``: an expression, or None where the value comes from code (a
+    loop over something, an import, a function or class, a ``with ... as``, a parameter, an exception). A method
+    called on a name (``x.append(v)``) counts as binding it to that call."""
+    bound: dict[str, list[ast.AST | None]] = {}
+
+    def bind(target: ast.AST, value: ast.AST | None) -> None:
+        if isinstance(target, ast.Name):
+            bound.setdefault(target.id, []).append(value)
+        elif isinstance(target, ast.Starred):
+            bind(target.value, None)
+        elif isinstance(target, ast.Tuple | ast.List):
+            values = value.elts if isinstance(value, ast.Tuple | ast.List) else None
+            for k, element in enumerate(target.elts):
+                bind(element, values[k] if values is not None and len(values) == len(target.elts) else value)
+        elif isinstance(target, ast.Subscript | ast.Attribute):  # x[k] = v changes what x holds
+            while isinstance(target, ast.Subscript | ast.Attribute):
+                target = target.value
+            bind(target, value)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                bind(target, node.value)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign) and node.value is not None:
+            bind(node.target, node.value)
+            if isinstance(node, ast.AugAssign):
+                bind(node.target, node.target)  # its old value takes part too
+        elif isinstance(node, ast.NamedExpr):
+            bind(node.target, node.value)
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            bind(node.target, node.iter)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            bind(node.optional_vars, None)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                bound.setdefault((alias.asname or alias.name).split(".")[0], []).append(None)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.setdefault(node.name, []).append(None)
+        elif isinstance(node, ast.arg):
+            bound.setdefault(node.arg, []).append(None)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.setdefault(node.name, []).append(None)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):  # x.append(v), x[k].update(...)
+            bind(node.func.value, node)
+    return bound
+
+
+def _is_constant(expr: ast.AST, constant_names: set[str]) -> bool:
+    """Whether ``expr`` is made of literals, operators and passive builtins only, over names that hold constants."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and node.id not in constant_names and node.id not in _PASSIVE_CALLS:
+            return False
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _PASSIVE_CALLS):
+            return False
+        if isinstance(node, ast.Attribute | ast.Lambda | ast.Await | ast.Yield | ast.YieldFrom):
+            return False
+    return True
+
+
+def typed_constant_claims(source: str) -> list[str]:
+    """The ``claim(...)`` calls in ``source`` (a chapter's code, magics removed) whose value is no measurement: an
+    expression of literals and of names bound only to such expressions (``claim("x", 3 < 4)``, or ``read =
+    {"a": 3 * 24}`` and then ``claim("x", read["a"] > 100)``). Each is returned as its source text."""
+    tree = ast.parse(source)
+    bindings = _bindings(tree)
+    constant = {name for name, values in bindings.items() if all(v is not None for v in values)}
+    while True:  # the largest set of names whose every binding is constant, given the set itself
+        keep = {name for name in constant if all(_is_constant(v, constant) for v in bindings[name])}
+        if keep == constant:
+            break
+        constant = keep
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "claim":
+            value = (
+                node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "value"), None)
+            )
+            if value is not None and _is_constant(value, constant):
+                found.append(ast.get_source_segment(source, node) or ast.dump(node))
+    return found

@@ -126,6 +126,11 @@ def test_vision_benchmark_prints_its_tables():
     header = next(i for i, line in enumerate(lines) if "fused ms" in line)
     row = lines[header + 1].split()
     assert row[-7] == "37" and float(row[-3]) > 0  # tokens, ratio against torch
+    header = next(i for i, line in enumerate(lines) if "values read" in line)
+    costs = {(line[:9].strip(), line[10:31].strip()): line[31:].split() for line in lines[header + 1 : header + 7]}
+    read = {key: (int(row[0].replace(",", "")), int(row[1].replace(",", ""))) for key, row in costs.items()}
+    assert read["24 x 24", "soft"] == read["24 x 24", "hard"] == (1728, 1728)  # every pixel value, both
+    assert read["48 x 48", "hard, no coarse view"][0] <= 2 * 3 * (6**2 + 12**2) < 6912  # only its glimpses
 
 
 def test_generation_benchmark_prints_its_table():

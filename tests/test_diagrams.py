@@ -42,7 +42,18 @@ def test_committed_file_is_what_the_generator_draws(name):
 
 def test_the_folder_holds_exactly_the_figures():
     assert sorted(p.stem for p in FIGURES_DIR.glob("*.svg")) == NAMES
-    assert NAMES == sorted(["bahdanau", "memory_hops", "soft_dictionary", "multi_head", "transformer", "bert_vs_gpt"])
+    assert NAMES == sorted(
+        ["bahdanau", "memory_hops", "soft_dictionary", "multi_head", "transformer", "bert_vs_gpt"]
+        + ["soft_lookup", "ntm", "dnc_step", "glimpse_loop", "vit", "positions", "bert_mapping"]
+    )
+
+
+@pytest.mark.parametrize("name", ["soft_lookup", "ntm", "dnc_step", "glimpse_loop", "vit", "positions", "bert_mapping"])
+def test_fits_the_content_column(name):
+    root = ET.fromstring(diagrams.FIGURES[name]())
+    assert int(root.get("width")) <= 680, "the book's column is 688 px wide: the figure is shown at 1:1"
+    sizes = [float(e.get("font-size")) for e in root.iter() if e.get("font-size")]
+    assert min(sizes) >= 12, "text at least 12 px"
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -210,3 +221,244 @@ def test_cli_help(capsys):
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
     assert "OUTDIR" in out and "--force" in out and "overwrite" in out
+
+
+def _group_texts(name: str, group: str) -> list[str]:
+    root = ET.fromstring(diagrams.FIGURES[name]())
+    (g,) = [g for g in root.iter(f"{SVG}g") if g.get("id") == group]
+    return [t.text for t in g.iter(f"{SVG}text")]
+
+
+def test_soft_lookup_draws_what_softmax_and_attend_compute():
+    words = labels("soft_lookup").replace("\u2002", "  ")
+    F = attn.functional
+    for call in ("dot_product_scores(query, key)", "softmax(scores, temperature=τ)", "weights @ V", "argmax"):
+        assert call in words
+    assert list(inspect.signature(F.dot_product_scores).parameters) == ["query", "key"]
+    assert "temperature" in inspect.signature(F.softmax).parameters
+    assert list(inspect.signature(F.attend).parameters)[:2] == ["scores", "value"]
+    assert "attend(scores, value) returns (output, weights)" in words
+    scores = torch.tensor(diagrams._SCORES)
+    drawn_hard = [float(v) for v in _group_texts("soft_lookup", "soft_lookup-hard")[::2]]
+    assert drawn_hard == nn.functional.one_hot(scores.argmax(), len(scores)).tolist()  # the argmax, one-hot
+    for tau in diagrams._TEMPERATURES:
+        drawn = [float(v) for v in _group_texts("soft_lookup", f"soft_lookup-tau-{tau:g}")[::2]]
+        assert drawn == [round(w, 2) for w in F.softmax(scores.double(), temperature=tau).tolist()]
+        assert f"τ = {tau:g}" in words
+    q, K, V = torch.randn(1, 5), torch.randn(4, 5), torch.randn(4, 3)  # Tk = 4 keys of d_k = 5
+    output, weights = F.attend(F.dot_product_scores(q, K), V)
+    assert torch.allclose(output, weights @ V) and torch.allclose(weights.sum(-1), torch.ones(1))
+    expected = F.softmax(q @ K.T, temperature=5**0.5) @ V  # "scaled_dot_product_attention uses τ = √d_k"
+    assert torch.allclose(F.scaled_dot_product_attention(q, K, V)[0], expected, atol=1e-6)
+    assert "τ = √d_k" in words
+
+
+def test_ntm_names_the_modules_and_addressing_functions_of_the_code():
+    from attn import memory
+    from attn.memory import NTM, NTMConfig
+
+    words = labels("ntm").replace("\u2002", "  ")
+    config = NTMConfig(input_size=3, output_size=2)
+    model = NTM(config)
+    assert "nn.LSTMCell" in words and isinstance(model.controller, nn.LSTMCell)
+    for name in ("controller", "read_head", "write_head", "output"):
+        assert name in words and hasattr(model, name)
+    W, S, H = config.memory_width, 2 * config.shift_range + 1, config.hidden
+    assert model.controller.input_size == config.input_size + W and "reads [xₜ; rₜ₋₁]" in words
+    assert model.output.in_features == H + W and "[hₜ; rₜ] → logits" in words
+    assert model.read_head.out_features == W + 1 + 1 + S + 1 and "k, β, g, s, γ" in words  # key, β, g, s, γ
+    assert model.write_head.out_features == W + 1 + 1 + S + 1 + 2 * W and "erase e, add a" in words
+    for name, eq in (("content_weighting", "eq. 5"), ("interpolate", "eq. 7"), ("shift", "eq. 8"),
+                     ("sharpen", "eq. 9"), ("write", "eqs. 3-4"), ("read", "eq. 2")):  # fmt: skip
+        assert f"{name}  {eq}" in words and name in memory.__all__
+        documented = memory.addressing.__doc__ + getattr(memory, name).__doc__  # the module names eq. 5 of eqs. 5-6
+        assert f":func:`{name}` ({eq})" in documented or f"(NTM {eq}" in documented
+    assert words.count("address") == 2 and "address" in memory.__all__  # address = the four stages, for each head
+    source = inspect.getsource(memory.address)
+    assert source.index("content_weighting(") < source.index("sharpen(shift(interpolate(")
+    forward = inspect.getsource(NTM.forward)
+    assert forward.index("self.write_head(h)") < forward.index("write(memory") < forward.index("self.read_head(h)")
+    for carried in ("Mₜ₋₁", "wʷₜ₋₁", "wʳₜ₋₁", "rₜ₋₁", "(h, c)ₜ₋₁"):  # what step t takes from step t - 1
+        assert carried in words
+
+
+def test_dnc_step_names_the_bookkeeping_functions_in_the_order_forward_calls_them():
+    from attn.memory import DNC, dnc
+
+    words = labels("dnc_step").replace("\u2002", "  ")
+    drawn = ("retention", "usage", "allocation", "write_weighting", "link_matrix", "precedence",
+             "directional_weightings", "read_weighting")  # fmt: skip
+    for name in drawn:
+        assert name in words and name in dnc.__all__
+    assert "cʷ = C(Mₜ₋₁, kʷ, βʷ)" in words and "cʳ = C(Mₜ, kʳ, βʳ)" in words  # before and after the write
+    assert "C(M, k, β) = content_weighting" in words and "C(M, k, β)" in attn.memory.content_weighting.__doc__
+    assert "write → Mₜ" in words and "read → rₜ" in words
+    forward = inspect.getsource(DNC.forward)
+    calls = (
+        "usage(u, w_write, retention(free, w_read))",
+        "content_weighting(memory, k_w",
+        "write_weighting(allocation(u), c_w, g_a, g_w)",
+        "write(memory",
+        "link_matrix(links, w_write, p)",
+        "precedence(p, w_write)",
+        "content_weighting(memory.unsqueeze(1), k_r",
+        "directional_weightings(links, w_read)",
+        "read_weighting(backward, c_r, forward, modes)",
+        "read(memory, w_read)",
+    )
+    assert [forward.index(call) for call in calls] == sorted(forward.index(call) for call in calls)
+    for carried in ("uₜ₋₁", "wʷₜ₋₁", "wʳₜ₋₁", "pₜ₋₁", "Lₜ₋₁", "Mₜ₋₁"):
+        assert carried in words
+    B, R, N, W = 2, 3, 5, 4  # the shapes drawn on the left edge go through the functions
+    w_read, u, w_write = torch.rand(B, R, N).softmax(-1), torch.rand(B, N), torch.rand(B, N).softmax(-1)
+    links, p, memory = torch.rand(B, N, N), torch.rand(B, N).softmax(-1), torch.randn(B, N, W)
+    for shape in ("(B, R, N)", "(B, N, N)", "(B, N)", "(B, N, W)"):
+        assert shape in words
+    psi = dnc.retention(torch.rand(B, R), w_read)
+    u_t = dnc.usage(u, w_write, psi)
+    c_w = attn.memory.content_weighting(memory, torch.randn(B, W), torch.ones(B))
+    w_t = dnc.write_weighting(dnc.allocation(u_t), c_w, 0.5, 1.0)
+    L_t = dnc.link_matrix(links, w_t, p)
+    forward_w, backward_w = dnc.directional_weightings(L_t, w_read)
+    assert torch.allclose(forward_w, (L_t @ w_read.transpose(1, 2)).transpose(1, 2))  # f = L_t w^r_{t-1}
+    assert torch.allclose(backward_w, (L_t.transpose(1, 2) @ w_read.transpose(1, 2)).transpose(1, 2))  # b = Lᵀ w
+    assert "f = Lₜ wʳₜ₋₁,  b = Lₜᵀ wʳₜ₋₁" in words
+    c_r = torch.rand(B, R, N).softmax(-1)
+    for k, mode in enumerate((backward_w, c_r, forward_w)):  # π[1] picks b, π[2] cʳ, π[3] f
+        modes = nn.functional.one_hot(torch.full((B, R), k), 3).float()
+        assert torch.allclose(dnc.read_weighting(backward_w, c_r, forward_w, modes), mode)
+    assert "π[1] b + π[2] cʳ + π[3] f" in words
+    assert "L_t uses p_{t-1}" in forward and "from Lₜ₋₁, wʷₜ, pₜ₋₁" in words
+
+
+def test_glimpse_loop_names_the_parts_of_recurrent_attention():
+    from attn.vision.glimpse import glimpse, glimpse_boxes
+    from attn.vision.ram import RAMConfig, RecurrentAttention, ram_loss
+
+    words = labels("glimpse_loop").replace("\u2002", "  ")
+    config = RAMConfig()
+    model = RecurrentAttention(config)
+    for name in ("core", "baseline", "classifier", "glimpse_net", "W_h", "W_p", "v", "question"):
+        assert name in words and hasattr(model, name)
+    assert "nn.GRUCell" in words and isinstance(model.core, nn.GRUCell)
+    assert all(isinstance(getattr(model, name), nn.Parameter) for name in ("W_h", "W_p", "v"))
+    assert "what(ρ)" in words and "where(lₜ)" in words and {"what", "where"} <= set(dict(model.named_children()))
+    forward = inspect.getsource(RecurrentAttention.forward)
+    for call in ("adaptive_avg_pool2d", "additive_scores", "h.detach()", "argmax", "multinomial"):
+        assert call in forward
+    for drawn in ("adaptive_avg_pool2d", "additive_scores", "h.detach()", "argmax (eval)", "sampled from π"):
+        assert drawn in words
+    assert f"each glimpse ({config.glimpses} in RAMConfig)" in words
+    widths = glimpse_boxes(torch.zeros(2), config.image_size, config.glimpse, config.scales)[:, 2]
+    assert widths.tolist() == [6, 12] and "crops of 6, 12 px" in words and "→ 6 × 6 each" in words
+    seen = glimpse(torch.rand(1, 3, 24, 24), torch.zeros(1, 2), config.glimpse, config.scales)
+    assert seen.shape == (1, config.scales, 3, 6, 6)
+    assert "ram_loss" in words and callable(ram_loss) and "REINFORCE" in words
+    root = ET.fromstring(diagrams.glimpse_loop())
+    assert any(p.get("stroke-dasharray") for p in root.iter(f"{SVG}polyline")), "the sampled step is dashed"
+    model.eval()
+    out = model(torch.rand(2, 3, 24, 24), torch.tensor([0, 1]))
+    assert out.policy.shape == (2, config.glimpses, config.grid, config.grid) and "softmax over grid²" in words
+
+
+def test_vit_names_the_attributes_and_shapes_of_the_code():
+    from attn.vision import ConvStem, PatchEmbedding, ViT, ViTConfig, attention_rollout, class_token_map, patchify
+
+    words = labels("vit").replace("\u2002", "  ")
+    model = ViT(ViTConfig())
+    for name in ("stem", "cls", "question", "positions", "encoder", "head"):
+        assert name in words and hasattr(model, name)
+    assert "stem: PatchEmbedding" in words and isinstance(model.stem, PatchEmbedding)
+    assert "E: Linear(48, d_model)" in words and model.stem.E.in_features == 48
+    hybrid = ViT(ViTConfig(stem="conv", positions=False))
+    assert "hybrid: ConvStem" in words and isinstance(hybrid.stem, ConvStem) and hybrid.positions is None
+    assert "hybrid: positions=False" in words
+    assert patchify(torch.rand(2, 3, 24, 24), 4).shape == (2, 36, 48) and "(B, 36, 48) = (B, N, C·P·P)" in words
+    assert "positions: LearnedPositions" in words and tuple(model.positions.table.shape) == (37, model.config.d_model)
+    assert "E_pos = table (37, d_model)" in words
+    assert "norm_first=True" in words and all(layer.norm_first for layer in model.encoder.layers)
+    assert "final LayerNorm" in words and model.encoder.norm is not None
+    out = model(torch.rand(2, 3, 24, 24), torch.tensor([0, 1]))
+    H = model.config.num_heads
+    assert all(a.shape == (2, H, 37, 37) for a in out.attention) and "(B, H, 37, 37)" in words
+    assert "attention_rollout" in words and "class_token_map(·, grid=6)" in words
+    assert class_token_map(attention_rollout(out.attention), 6).shape == (2, 6, 6) and "(B, 6, 6)" in words
+    assert "x[:, 0]" in inspect.getsource(ViT.forward) and "x[:, 0]" in words
+    assert "cls + question(q)" in words and "self.cls + self.question(question)" in inspect.getsource(ViT.forward)
+
+
+def test_positions_names_the_tables_and_the_scaling_of_the_code():
+    from attn.transformer import Embedding, LearnedPositions, SinusoidalPositions, sinusoidal_positions
+    from attn.transformer.models import POSITIONS
+
+    words = labels("positions").replace("\u2002", "  ")
+    sinusoidal = Embedding(10, 16, 8, "sinusoidal", 0.0, 0)
+    learned = Embedding(10, 16, 8, "learned", 0.0, 0)
+    assert "tokens: nn.Embedding" in words and isinstance(sinusoidal.tokens, nn.Embedding)
+    assert "× √d_model" in words and "math.sqrt(self.d_model)" in inspect.getsource(Embedding.forward)
+    assert "SinusoidalPositions" in words and isinstance(sinusoidal.positions, SinusoidalPositions)
+    assert "LearnedPositions" in words and isinstance(learned.positions, LearnedPositions)
+    assert not list(sinusoidal.positions.parameters()) and "table" in dict(sinusoidal.positions.named_buffers())
+    assert isinstance(learned.positions.table, nn.Parameter) and "table = nn.Parameter (max_len, d_model)" in words
+    assert inspect.signature(LearnedPositions).parameters["std"].default == 0.5 and "N(0, 0.5²)" in words
+    assert "table = sinusoidal_positions(max_len, d_model)" in words
+    assert list(inspect.signature(SinusoidalPositions.forward).parameters)[1:] == ["x", "start"]
+    assert "positions(x, start)" in words and "+ table[start : start + T]" in words
+    assert "PE(pos, 2i) = sin(pos / 10000^{2i/d_model})" in sinusoidal_positions.__doc__
+    assert "PE(pos, 2i) = sin(pos / ωᵢ)" in words and "ωᵢ = 10000" in words
+    table = sinusoidal_positions(41, 16)  # the drawn columns 0, 1, 4, 5: sin, cos pairs of lower frequency
+    pos = torch.arange(41.0)
+    assert torch.allclose(table[:, 4], torch.sin(pos / 10000 ** (4 / 16)), atol=1e-5)
+    assert torch.allclose(table[:, 5], torch.cos(pos / 10000 ** (4 / 16)), atol=1e-5)
+    for module in (SinusoidalPositions(8, max_len=4), LearnedPositions(8, max_len=4)):
+        with pytest.raises(ValueError, match="max_len"):
+            module(torch.zeros(1, 5, 8))
+    assert "T > max_len (a ValueError)" in words
+    for choice in ('positions="sinusoidal"', '"learned"', 'positions="none"'):
+        assert choice in words and choice.split('"')[1] in POSITIONS
+
+
+def test_bert_mapping_draws_what_checkpoint_names_maps():
+    from attn.pretrained import Bert, BertConfig, checkpoint_names, embed_sentences, load_bert, mean_pool
+
+    words = labels("bert_mapping").replace("\u2002", "  ")
+    drawn = {}  # every tensor the figure names: .weight (and .bias but for the three tables); LayerNorm: gamma, beta
+    for theirs, ours in diagrams._BERT_ROWS:
+        assert theirs in words
+        norm, table_only = theirs.endswith("LayerNorm"), theirs.endswith("_embeddings")
+        for i in range(6):
+            hf, attn_name = theirs.replace(".i.", f".{i}."), ours.replace(".i.", f".{i}.")
+            drawn[f"{hf}.weight"] = f"{attn_name}.{'gamma' if norm else 'weight'}"
+            if not table_only:
+                drawn[f"{hf}.bias"] = f"{attn_name}.{'beta' if norm else 'bias'}"
+    assert drawn == checkpoint_names(6), "the figure draws the whole mapping table, as the code has it"
+    assert "each name + .weight and .bias (the three tables: .weight only)" in words
+    for short in ("tokens (", "+ positions (", "+ segments (", "embedding.norm", "W_q:", "W_k:", "W_v:", "W_o:",
+                  "add & norm1", "W_1:", "GELU", "W_2:", "add & norm2", "self_attention", "feed_forward"):  # fmt: skip
+        assert short in words
+    config = BertConfig()  # its defaults are all-MiniLM-L6-v2's sizes
+    model = Bert(BertConfig(vocab_size=50, max_len=16))
+    layer = model.encoder.layers[0]
+    for name in ("tokens", "positions", "segments", "norm"):
+        assert hasattr(model.embedding, name)
+    assert layer.norm_first is False and layer.feed_forward.activation == "gelu" and "Post-LN" in words
+    assert f"tokens ({config.vocab_size}, {config.d_model})" in words
+    assert f"+ positions ({config.max_len}, {config.d_model})" in words
+    assert f"+ segments ({config.type_vocab_size}, {config.d_model})" in words
+    assert f"W_1: Linear({config.d_model}, {config.d_ff})" in words and f"({config.num_heads} heads)" in words
+    assert f"hidden (B, T, {config.d_model})" in words and f"sentence embedding (B, {config.d_model})" in words
+    assert "mean_pool" in words and callable(mean_pool) and callable(load_bert) and callable(embed_sentences)
+    assert "load_bert()" in words and "embed_sentences(model, tokenizer, sentences)" in words
+    assert list(inspect.signature(embed_sentences).parameters)[:3] == ["model", "tokenizer", "sentences"]
+
+
+def test_bert_mapping_sizes_are_the_installed_models():
+    from attn.pretrained import BertConfig, ModelNotInstalledError, model_dir
+
+    try:
+        directory = model_dir()
+    except ModelNotInstalledError:
+        pytest.skip("the pretrained model's package is not installed")
+    installed = BertConfig.from_json(directory / "config.json")
+    assert installed == BertConfig(), "the figure draws BertConfig()'s sizes: they must be all-MiniLM-L6-v2's"
+    assert installed.num_layers == 6 and "i = 0 … 5" in labels("bert_mapping")

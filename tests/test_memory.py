@@ -23,12 +23,16 @@ from attn.memory import (
     content_weighting,
     directional_weightings,
     errors_per_sequence,
+    head_moves,
+    head_rows,
     interpolate,
+    linear_probe,
     link_matrix,
     precedence,
     read,
     read_weighting,
     retention,
+    rows_reused,
     sharpen,
     shift,
     train_bits,
@@ -293,7 +297,7 @@ def test_dnc_bookkeeping_holds_at_every_step():
     with seeded(0):
         model = DNC(DNCConfig(9, 8, hidden=16, memory_rows=6, memory_width=5, read_heads=2))
     task = copy_task(3, 2, 5, seed=3)
-    out = model(task.inputs, need_links=True)
+    out = model(task.inputs, need_memory=True)
     B, T_ = task.inputs.shape[:2]
     assert out.read_weights.shape == (B, T_, 2, 6) and out.links.shape == (B, T_, 6, 6)
     assert out.read_modes.shape == (B, T_, 2, 3) and torch.allclose(out.read_modes.sum(-1), torch.ones(B, T_, 2))
@@ -424,7 +428,7 @@ def test_dnc_forward_follows_the_methods_step_by_step():
     with seeded(0):
         model = DNC(DNCConfig(5, 3, hidden=8, memory_rows=4, memory_width=3, read_heads=2))
     x = torch.randn(1, 2, 5, generator=torch.Generator().manual_seed(1))
-    out = model(x, need_links=True)
+    out = model(x, need_memory=True)
     N, W, R = 4, 3, 2
     M, L, p, u = torch.full((1, N, W), 1e-6), torch.zeros(1, N, N), torch.zeros(1, N), torch.zeros(1, N)
     w_w, w_r, r, state = torch.zeros(1, N), torch.zeros(1, R, N), torch.zeros(1, R * W), None
@@ -451,5 +455,69 @@ def test_dnc_forward_follows_the_methods_step_by_step():
         assert torch.allclose(out.usage[:, t], u, atol=1e-5), t
         assert torch.allclose(out.write_weights[:, t], w_w, atol=1e-5), t
         assert torch.allclose(out.links[:, t], L, atol=1e-5), t
+        assert torch.allclose(out.memory[:, t], M, atol=1e-5), t
         assert torch.allclose(out.read_weights[:, t], w_r, atol=1e-5), t
         assert torch.allclose(out.logits[:, t], model.output(torch.cat([state[0], r], -1)), atol=1e-5), t
+
+
+# --- what a trained head does: measures ---------------------------------------------------------------------
+
+
+def one_hot_walk(rows: list[int], N: int) -> torch.Tensor:
+    """A (1, T, N) weighting all on the given rows, step by step."""
+    return torch.nn.functional.one_hot(torch.tensor([rows]), N).float()
+
+
+def test_head_moves_count_rows_around_the_circle():
+    moves = head_moves(one_hot_walk([62, 63, 0, 1, 1, 60, 3], 64))
+    assert moves.tolist() == [[1, -63 + 64, 1, 0, -5, 7]]
+    assert head_moves(one_hot_walk([0, 5], 10)).tolist() == [[-5]]  # halfway: counted as -N // 2
+    assert head_rows(one_hot_walk([3, 1], 4)).tolist() == [[3, 1]]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(2, 40), st.lists(st.integers(0, 10**6), min_size=2, max_size=12))
+def test_head_moves_step_from_each_row_to_the_next(N, raw):
+    rows = [r % N for r in raw]
+    moves = head_moves(one_hot_walk(rows, N))[0]
+    assert bool(((moves >= -(N // 2)) & (moves <= (N - 1) // 2)).all())
+    assert [(rows[0] + int(moves[:k].sum())) % N for k in range(len(rows))] == rows
+
+
+def test_rows_reused_marks_writes_to_rows_an_earlier_segment_wrote():
+    # segments of 3 steps: rows written 0, 1, - | 1, 2, - | 0, 3, 3
+    w = one_hot_walk([0, 1, 5, 1, 2, 5, 0, 3, 3], 6)
+    stored = torch.tensor([[True, True, False, True, True, False, True, True, True]])
+    reused = rows_reused(w, stored, 3)
+    assert reused.tolist() == [[False, False, False, True, False, False, True, False, False]]
+
+
+def test_linear_probe_reads_what_is_linearly_there():
+    g = torch.Generator().manual_seed(0)
+    bits = torch.randint(0, 2, (400, 3), generator=g).float()
+    mixed = torch.cat([bits @ torch.randn(3, 5, generator=g), torch.randn(400, 4, generator=g)], 1)
+    half = torch.arange(400) % 2 == 0
+    assert linear_probe(mixed, bits, half) == 1.0
+    noise = torch.randn(400, 9, generator=g)
+    assert 0.4 < linear_probe(noise, bits, half) < 0.6  # guessing
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda: head_moves(torch.zeros(3, 4)), "weights must have at least 3 dimensions"),
+        (lambda: head_moves(torch.zeros(1, 3, 4, 2)), "weights must be one head's weightings (B, T, N)"),
+        (lambda: rows_reused(torch.zeros(1, 4, 3), torch.zeros(1, 4), 2), "stored must be a bool tensor"),
+        (lambda: rows_reused(torch.zeros(1, 4, 3), torch.zeros(1, 4, dtype=torch.bool), 0), "block must be"),
+        (
+            lambda: linear_probe(torch.zeros(4, 2), torch.full((4, 1), 2.0), torch.tensor([True, True, False, False])),
+            "bits",
+        ),  # fmt: skip
+        (lambda: linear_probe(torch.zeros(4, 2), torch.zeros(3, 1), torch.ones(4, dtype=torch.bool)), "same M"),
+        (lambda: linear_probe(torch.zeros(4, 2), torch.zeros(4, 1), torch.ones(4, dtype=torch.bool)), "leave some"),
+    ],
+)
+def test_measures_name_the_argument(call, words):
+    with pytest.raises(ValueError) as error:
+        call()
+    assert words in str(error.value)

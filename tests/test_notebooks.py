@@ -9,6 +9,8 @@ kernels, in effect): its claims must hold there too, and its deterministic outpu
 """
 
 import ast
+import base64
+import io
 import os
 import re
 
@@ -28,7 +30,9 @@ from notebook_utils import (
     comparable,
     rows_sum_to_one,
     sanitize_patterns,
+    typed_constant_claims,
 )
+from PIL import Image
 from submissions import ALSO_CORRECT, SHORTCUTS
 
 from attn.claims import SECOND_NUMERIC_PATH, recorded_claims
@@ -72,6 +76,17 @@ def test_committed_executed_without_errors_and_small(chapter):
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
 
 
+def test_committed_figures_are_shrunk(chapter):
+    """Retina figures are committed as 256-colour PNGs (``make execute`` runs book/shrink_figures.py): a third of
+    the bytes, so that the chapters and the book's pages stay small."""
+    path, nb = chapter
+    for i, cell in code_cells(nb):
+        for output in cell.outputs:
+            if "image/png" in output.get("data", {}):
+                image = Image.open(io.BytesIO(base64.b64decode(output["data"]["image/png"])))
+                assert image.mode == "P", f"{path.name} cell {i}: a full-colour PNG; run python book/shrink_figures.py"
+
+
 def test_every_figure_has_alt_text(chapter):
     """Each PNG a chapter shows carries a text alternative in its cell's metadata (myst-nb's ``mystnb.image.alt``,
     the ``alt`` of the book's ``<img>``): a sentence or more, plain text, one that fits an HTML attribute."""
@@ -113,6 +128,42 @@ def test_training_cells_check_their_claims_instead_of_their_digits(chapter):
     if any(CALLS_CLAIM.search(c.source) for _, c in code_cells(nb)):
         first = code_cells(nb)[0][1].source
         assert re.search(r"^SEED = 0\b", first, re.MULTILINE), f"{path.name}: the first code cell must set SEED = 0"
+
+
+def test_claims_compare_measured_values(chapter):
+    """No claim checks a value typed into the chapter: what a claim compares must come from a computation (a
+    model, a measurement), never only from literals (``read = {"hard": 3 * 6 * 6}``, then
+    ``claim(..., read["hard"] < 1728)``), which would hold on every run whatever the code does."""
+    path, nb = chapter
+    source = "\n".join(
+        line
+        for _, cell in code_cells(nb)
+        for line in cell.source.splitlines()
+        if not line.lstrip().startswith(("%", "!"))
+    )
+    assert typed_constant_claims(source) == [], f"{path.name}: claims of typed constants"
+
+
+@pytest.mark.parametrize(
+    "source, found",
+    [
+        (
+            'read = {"soft": 3 * 24 * 24, "hard": 3 * 6 * 6 + 2 * 3 * 36}\nclaim("fewer", read["hard"] < read["soft"])',
+            1,
+        ),
+        ('claim("x", float(0.9), at_least=0.5)', 1),
+        ("n = 3\nn += 4\nclaim('x', n, at_least=1)", 1),
+        ("a, b = 1, 2\nclaim('x', a < b)", 1),
+        ("acc = accuracy(model, scenes)\nclaim('x', acc, at_least=0.9)", 0),
+        ("acc = {}\nacc['soft'] = accuracy(model, scenes)\nclaim('x', acc['soft'], at_least=0.9)", 0),
+        ("for n in sizes:\n    claim('x', n, at_least=1)", 0),
+        ("n = 3\nn += len(runs)\nclaim('x', n, at_least=1)", 0),
+        ("claim('x', torch.equal(a, b))", 0),
+        ("xs = []\nxs.append(model(x).item())\nclaim('x', max(xs), at_most=1)", 0),
+    ],
+)
+def test_typed_constant_claims_are_found(source, found):
+    assert len(typed_constant_claims(source)) == found
 
 
 def test_committed_claims_hold(chapter):

@@ -29,12 +29,14 @@ from attn.vision import (
     glimpse_boxes,
     look,
     mass_on_object,
+    multiply_adds,
     patchify,
     policy_gradient_variance,
     ram_loss,
     reinforce,
     spatial_attention,
     train_on_scenes,
+    values_read,
 )
 from attn.vision.rollout import attention_rollout as rollout_fn
 from tests.torch_reference import close, copy_layer, randn
@@ -333,6 +335,104 @@ def test_a_builder_trains_what_a_model_built_under_the_seed_gives():
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), here.state_dict().values(), strict=True))
 
 
+# --- what a model reads and computes ----------------------------------------------------------------------
+
+
+class _Blind(nn.Module):
+    """Answers from the question alone: reads no pixel."""
+
+    def __init__(self):
+        super().__init__()
+        self.answer = nn.Embedding(6, 4)
+
+    def forward(self, images, question):
+        return self.answer(question)
+
+
+class _Linear(nn.Module):
+    """One linear map of the whole image: C H W x 4 multiply-adds."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.map = nn.Linear(3 * size * size, 4)
+
+    def forward(self, images, question):
+        return self.map(images.flatten(1))
+
+
+class _Conv(nn.Module):
+    """One 3 x 3 convolution of stride 1, padded: C_out C_in 9 H W multiply-adds."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 5, 3, padding=1)
+
+    def forward(self, images, question):
+        return self.conv(images)
+
+
+def test_values_read_counts_every_pixel_a_convolution_or_a_coarse_view_reads(scenes):
+    with seeded(0):
+        soft, hard = SoftAttentionNet(SpatialConfig()), RecurrentAttention(RAMConfig())
+    every = torch.full((8,), 3 * 24 * 24)
+    assert torch.equal(values_read(soft, scenes.images[:8], scenes.question[:8]), every)
+    assert torch.equal(values_read(hard, scenes.images[:8], scenes.question[:8]), every)
+    assert torch.equal(values_read(_Blind(), scenes.images[:8], scenes.question[:8]), torch.zeros(8, dtype=torch.long))
+
+
+@pytest.mark.parametrize(("size", "seed"), [(24, 1), (24, 2), (48, 1), (96, 3)])
+def test_values_read_without_a_coarse_view_are_the_glimpses_pixels(scenes, size, seed):
+    """Mnih et al.'s model reads exactly the pixels its glimpses cover inside the image (the boxes, clipped)."""
+    images = make_scenes(6, seed=5, size=size)
+    with seeded(seed):
+        model = RecurrentAttention(RAMConfig(image_size=size, context=False)).eval()
+    with torch.no_grad():
+        out = model(images.images, images.question)
+    read = values_read(model, images.images, images.question)
+    for i, boxes in enumerate(glimpse_boxes(out.locations, size, 6, 2)):  # (glimpses, scales, 4)
+        covered = torch.zeros(size, size, dtype=torch.bool)
+        for top, left, h, w in boxes.reshape(-1, 4).round().long().tolist():
+            covered[max(top, 0) : max(top + h, 0), max(left, 0) : max(left + w, 0)] = True
+        assert int(read[i]) == 3 * int(covered.sum()), i
+    assert bool((read < 3 * size * size).all())
+
+
+def test_multiply_adds_are_counted_as_by_hand():
+    images, question = torch.rand(2, 3, 8, 8), torch.tensor([0, 1])
+    assert multiply_adds(_Linear(8), images, question) == 3 * 8 * 8 * 4
+    assert multiply_adds(_Conv(), images, question) == 5 * 3 * 9 * 8 * 8
+    assert multiply_adds(_Blind(), images, question) == 0
+    with seeded(0):
+        hard = [RecurrentAttention(RAMConfig(image_size=S)) for S in (24, 96)]
+    costs = [multiply_adds(m, torch.rand(1, 3, S, S), torch.tensor([0])) for m, S in zip(hard, (24, 96), strict=True)]
+    assert costs[0] == costs[1] > 0  # the hard model's learned layers: the same work at any size
+
+
+def test_without_a_coarse_view_the_first_place_comes_from_the_question_alone(scenes):
+    images = scenes.images[:2]
+    swapped = images.flip(0)  # the other image, the same questions
+    question = scenes.question[:1].expand(2)
+    for context in (True, False):
+        with seeded(0):
+            model = RecurrentAttention(RAMConfig(context=context)).eval()
+        with torch.no_grad():
+            first = model(images, question).policy[:, 0]
+            again = model(swapped, question).policy[:, 0]
+        assert torch.equal(first[0], again[1]) and torch.equal(first[1], again[0])
+        assert torch.equal(first[0], first[1]) != context  # with a coarse view the image changes the policy
+
+
+def test_training_stops_once_the_accuracy_stops_gaining():
+    train, valid = scene_splits(200, 50, seed=1)
+    with seeded(0):
+        model = SoftAttentionNet(SpatialConfig(d_model=8, d_attention=8))
+    history = train_on_scenes(model, train, 100, seed=0, held_out=valid, patience=2, min_gain=0.99, every=10,
+                              progress=False)  # fmt: skip
+    assert len(history.checkpoints) == 3  # the first sets the best; two more cannot beat it by 0.99
+    history = train_on_scenes(model, train, 30, seed=0, held_out=valid, patience=5, every=10, progress=False)
+    assert len(history.loss) == 30  # not enough checkpoints to run out of patience
+
+
 # --- errors --------------------------------------------------------------------------------------------------
 
 
@@ -361,6 +461,12 @@ def test_a_builder_trains_what_a_model_built_under_the_seed_gives():
         (lambda: reinforce(torch.zeros(2, 3), torch.zeros(3), torch.zeros(2, 3)), "rewards (B,)"),
         (lambda: mass_on_object(torch.zeros(2, 6, 6), make_scenes(3, 0)), "N = 3 scenes"),
         (lambda: train_on_scenes(PooledNet(SpatialConfig()), make_scenes(3, 0), 1, seed=0, goal=0.5), "held_out"),
+        (lambda: train_on_scenes(PooledNet(SpatialConfig()), make_scenes(3, 0), 1, seed=0, patience=2), "held_out"),
+        (lambda: train_on_scenes(PooledNet(SpatialConfig()), make_scenes(3, 0), 1, seed=0, min_gain=1), "min_gain"),
+        (lambda: RecurrentAttention(RAMConfig(context="no")), "context must be True or False"),
+        (lambda: values_read(torch.zeros(1), torch.zeros(1, 3, 24, 24), torch.zeros(1)), "model must be"),
+        (lambda: values_read(_Blind(), torch.zeros(2, 3, 24, 24), torch.zeros(3)), "question must be a (2,)"),
+        (lambda: multiply_adds(_Blind(), torch.zeros(0, 3, 24, 24), torch.zeros(0)), "at least one image"),
     ],
 )
 def test_bad_input_names_the_argument(call, words):

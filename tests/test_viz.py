@@ -277,13 +277,14 @@ def test_image_attention_lights_the_weighted_cells_and_dims_the_rest():
     assert len(ax.patches) == 1
     fig = scene_grid(image.expand(3, -1, -1, -1), [weights, None, weights], ["a", "b", "c"], cols=2)
     assert len([a for a in fig.axes if a.get_images()]) == 3
-    assert len(patch_grid(image, 4).axes) == 4
+    axes = patch_grid(image, 4).axes  # the whole image, then its 4 patches
+    assert len(axes) == 5 and [a.get_title() for a in axes[1:]] == ["1", "2", "3", "4"]
     plt.close("all")
     for call, words in (
         (lambda: image_attention(torch.zeros(8, 8)), "(C, H, W)"),
         (lambda: image_attention(image, torch.zeros(3, 3)), "dividing the image"),
         (lambda: scene_grid(image[None], titles=["a", "b"]), "titles has 2 entries"),
-        (lambda: patch_grid(image, 3), "patch=3 must divide"),
+        (lambda: patch_grid(image, 3), "patch=3 must be a positive int dividing"),
     ):
         with pytest.raises(ValueError) as error:
             call()

@@ -12,6 +12,7 @@ from attn.memory.dnc import (
     usage,
     write_weighting,
 )
+from attn.memory.measures import head_moves, head_rows, linear_probe, rows_reused
 from attn.memory.models import DNC, NTM, DNCConfig, DNCOutput, LSTMBaseline, NTMConfig, NTMOutput
 from attn.memory.train import bit_loss, errors_per_sequence, logits_of, train_bits, train_until
 
@@ -26,6 +27,10 @@ __all__ = [
     "address",
     "bit_loss",
     "errors_per_sequence",
+    "head_moves",
+    "head_rows",
+    "linear_probe",
+    "rows_reused",
     "logits_of",
     "train_bits",
     "train_until",

@@ -143,7 +143,8 @@ class DNCOutput:
 
     ``logits (B, T, output_size)``, ``read_weights (B, T, R, N)``, ``write_weights (B, T, N)``, ``usage (B, T, N)``
     (before the step's write), ``read_modes (B, T, R, 3)`` (backward, content, forward), ``free_gates (B, T, R)``,
-    ``allocation_gate`` and ``write_gate (B, T)``, and ``links (B, T, N, N)`` when asked for (else None).
+    ``allocation_gate`` and ``write_gate (B, T)``; when asked for (else None), ``links (B, T, N, N)`` and the
+    ``memory (B, T, N, W)`` after each step's write.
     """
 
     logits: torch.Tensor
@@ -155,6 +156,7 @@ class DNCOutput:
     allocation_gate: torch.Tensor
     write_gate: torch.Tensor
     links: torch.Tensor | None = None
+    memory: torch.Tensor | None = None
 
 
 class DNC(nn.Module):
@@ -176,8 +178,9 @@ class DNC(nn.Module):
         self.interface = nn.Linear(config.hidden, sum(self.interface_sizes))
         self.output = nn.Linear(config.hidden + R * W, config.output_size)
 
-    def forward(self, x: torch.Tensor, need_links: bool = False) -> DNCOutput:
-        """x ``(B, T, input_size)`` -> :class:`DNCOutput` (``need_links``: keep every step's link matrix)."""
+    def forward(self, x: torch.Tensor, need_memory: bool = False) -> DNCOutput:
+        """x ``(B, T, input_size)`` -> :class:`DNCOutput` (``need_memory``: keep every step's memory and link
+        matrix)."""
         _check_inputs(x, self.config.input_size)
         B, T, _ = x.shape
         N, W, R, H = self.config.memory_rows, self.config.memory_width, self.config.read_heads, self.config.hidden
@@ -205,8 +208,8 @@ class DNC(nn.Module):
             r = reads.flatten(1)  # (B, R * W)
             record = dict(logits=self.output(torch.cat([h, r], dim=-1)), read_weights=w_read, write_weights=w_write,
                           usage=u, read_modes=modes, free_gates=free, allocation_gate=g_a, write_gate=g_w)  # fmt: skip
-            if need_links:
-                record["links"] = links
+            if need_memory:
+                record["links"], record["memory"] = links, memory
             for name, value in record.items():
                 steps[name].append(value)
         return DNCOutput(**{name: torch.stack(values, 1) for name, values in steps.items() if values})

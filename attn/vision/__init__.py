@@ -1,5 +1,6 @@
 """Attention for images: soft attention over a CNN's grid, hard attention with glimpses, the Vision Transformer."""
 
+from attn.vision.cost import multiply_adds, values_read
 from attn.vision.glimpse import glimpse, glimpse_boxes
 from attn.vision.patches import ConvStem, PatchEmbedding, patchify
 from attn.vision.ram import RAMConfig, RAMOutput, RecurrentAttention, ram_loss, reinforce
@@ -39,6 +40,7 @@ __all__ = [
     "glimpse",
     "glimpse_boxes",
     "mass_on_object",
+    "multiply_adds",
     "patchify",
     "policy_gradient_variance",
     "ram_loss",
@@ -46,4 +48,5 @@ __all__ = [
     "scene_loss",
     "spatial_attention",
     "train_on_scenes",
+    "values_read",
 ]

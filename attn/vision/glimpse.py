@@ -1,9 +1,10 @@
 """Hard attention's sensor: a retina-like glimpse, sharp at its centre and coarse around it (Mnih et al. 2014, §3).
 
 A glimpse at a location reads ``scales`` square crops centred there, of ``size``, ``2 size``, ``4 size``, ...
-pixels, each shrunk to ``size x size`` by averaging: the sensor reads ``scales * size²`` values per channel
-wherever it looks, so its cost does not grow with the image. Locations are ``(row, column)`` in [-1, 1],
-``(0, 0)`` the image's centre; parts of a crop outside the image read zeros.
+pixels, each shrunk to ``size x size`` by averaging: the sensor hands on ``scales * size²`` values per channel,
+made from ``size² (1 + 4 + ... + 4^(scales - 1))`` pixels, wherever it looks, so neither grows with the image.
+Locations are ``(row, column)`` in [-1, 1], ``(0, 0)`` the image's centre; each sample takes the nearest pixel, and
+parts of a crop outside the image read zeros.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ def glimpse(images: torch.Tensor, locations: torch.Tensor, size: int, scales: in
         theta[:, 0, 0], theta[:, 1, 1] = width / W, width / H  # the crop's half-extent, in [-1, 1] units
         theta[:, 0, 2], theta[:, 1, 2] = locations[:, 1], locations[:, 0]  # its centre: x = column, y = row
         grid = F.affine_grid(theta, [B, C, width, width], align_corners=False)  # (B, width, width, 2)
-        crop = F.grid_sample(images, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+        # the nearest pixel to each sample: a crop reads its own pixels and no others (bilinear sampling would give
+        # the pixels around a crop weights of 1e-6 from float rounding, and read them too)
+        crop = F.grid_sample(images, grid, mode="nearest", padding_mode="zeros", align_corners=False)
         crops.append(F.avg_pool2d(crop, 2**k) if k else crop)  # (B, C, size, size)
     return torch.stack(crops, dim=1)  # (B, scales, C, size, size)
 

@@ -3,12 +3,13 @@
 At each step the model chooses a place, takes a glimpse there and folds it into a recurrent state. Mnih et al.
 sample a continuous location from a Gaussian; here the policy is a softmax over a ``grid x grid`` lattice of
 places, each scored by Bahdanau's additive score of the state against what the periphery (the image averaged
-down to ``grid x grid``) shows there: the scores of soft attention, sampled instead of averaged (Xu et al. 2015's
-"hard" attention). Sampling is not differentiable, so the policy is trained by REINFORCE (Williams 1992): raise
-the log-probability of the places it chose in proportion to how much better the reward (1 for a right answer) was
-than a learned baseline. The classifier, the core and the glimpse network are trained by backpropagation, and the
-REINFORCE term reaches them too, through the state the policy reads (eq. 2 of Mnih et al. covers all parameters);
-only the baseline reads a detached state, so that its squared error trains it alone.
+down to ``grid x grid``, Ba et al. 2015's "context network"; Mnih et al. had none: ``RAMConfig(context=False)``)
+shows there: the scores of soft attention, sampled instead of averaged (Xu et al. 2015's "hard" attention).
+Sampling is not differentiable, so the policy is trained by REINFORCE (Williams 1992): raise the log-probability
+of the places it chose in proportion to how much better the reward (1 for a right answer) was than a learned
+baseline. The classifier, the core and the glimpse network are trained by backpropagation, and the REINFORCE term
+reaches them too, through the state the policy reads (eq. 2 of Mnih et al. covers all parameters); only the
+baseline reads a detached state, so that its squared error trains it alone.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ __all__ = ["RAMConfig", "RAMOutput", "RecurrentAttention", "reinforce", "ram_los
 class RAMConfig:
     """``glimpses`` glimpses of ``scales`` crops of ``glimpse x glimpse`` pixels; a GRU core of ``hidden`` units; a
     location policy over the centres of a ``grid x grid`` partition of the image, with additive scores of size
-    ``d_attention``."""
+    ``d_attention``. With ``context`` (Ba et al. 2015's context network) the policy scores each place against a
+    coarse view of the whole image, the image averaged down to ``grid x grid``; without it (Mnih et al. 2014) the
+    model sees nothing but its glimpses, and each place's key is a learned vector."""
 
     image_size: int = 24
     channels: int = 3
@@ -44,6 +47,7 @@ class RAMConfig:
     num_classes: int = 4
     grid: int = 6
     d_attention: int = 32
+    context: bool = True
 
 
 @dataclass
@@ -80,6 +84,8 @@ class RecurrentAttention(nn.Module):
             "d_attention",
         ):
             check_positive_int(name, getattr(config, name))
+        if not isinstance(config.context, bool):
+            raise ValueError(f"context must be True or False, got {config.context!r}")
         if config.image_size % config.grid:
             raise ValueError(f"grid={config.grid} must divide image_size={config.image_size}: one place per cell")
         n, sensed = config.hidden, config.scales * config.channels * config.glimpse**2
@@ -92,6 +98,8 @@ class RecurrentAttention(nn.Module):
         self.W_h = nn.Parameter(torch.randn(d_a, n) * n**-0.5)
         self.W_p = nn.Parameter(torch.randn(d_a, config.channels) * config.channels**-0.5)
         self.v = nn.Parameter(torch.randn(d_a) * d_a**-0.5)
+        if not config.context:  # no coarse view: a learned key per place, (grid², C)
+            self.place_keys = nn.Parameter(torch.randn(config.grid**2, config.channels))
         centres = (torch.arange(config.grid) + 0.5) / config.grid * 2 - 1  # (grid,) cell centres in [-1, 1]
         rows, cols = torch.meshgrid(centres, centres, indexing="ij")
         self.register_buffer("places", torch.stack([rows, cols], -1).view(-1, 2), persistent=False)  # (grid², 2)
@@ -109,7 +117,10 @@ class RecurrentAttention(nn.Module):
         B, *_ = check_images(images, c.channels, c.image_size)
         check_question(question, B, c.num_questions)
         h = torch.tanh(self.question(question))  # (B, hidden): what to look for
-        periphery = F.adaptive_avg_pool2d(images, c.grid).flatten(2).transpose(1, 2)  # (B, grid², C)
+        if c.context:  # the coarse view: every pixel averaged into its cell, (B, grid², C)
+            periphery = F.adaptive_avg_pool2d(images, c.grid).flatten(2).transpose(1, 2)
+        else:  # nothing seen yet: each place's learned key, (B, grid², C)
+            periphery = self.place_keys.expand(B, -1, -1)
         locations, policies, log_probs, baselines = [], [], [], []
         for _ in range(c.glimpses):
             scores = additive_scores(h[:, None], periphery, self.W_h, self.W_p, self.v)[:, 0]  # (B, grid²)

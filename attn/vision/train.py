@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import functools
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -73,12 +73,17 @@ def train_on_scenes(
     held_out: Scenes | None = None,
     goal: float | None = None,
     budget: float | None = None,
+    patience: int | None = None,
+    min_gain: float = 0.0,
     every: int = 100,
     progress: bool = True,
 ) -> History | tuple[nn.Module, History]:
     """Adam on random batches of ``train`` (drawn from ``seed``); with ``held_out``, its accuracy at every
     checkpoint, and with ``goal`` training stops at the first checkpoint whose held-out accuracy reaches it. With
-    ``budget``, it also stops at the first checkpoint after ``budget`` seconds of training.
+    ``budget``, it also stops at the first checkpoint after ``budget`` seconds of training. With ``patience``, it
+    stops once ``patience`` checkpoints in a row have not beaten the best held-out accuracy so far by more than
+    ``min_gain`` (early stopping: trained to convergence, ``steps`` a cap); ``held_out`` should then be a
+    validation set, not the test set.
 
     As in :func:`attn.train.train_tagger`, ``model`` is a module trained in place (the history is returned) or a
     function that builds one under ``seeded(seed)`` (``(model, history)`` is returned; that form can run in another
@@ -86,8 +91,12 @@ def train_on_scenes(
     check_positive_int("batch_size", batch_size)
     built = not isinstance(model, nn.Module)
     model = _built(model, seed)
-    if goal is not None and held_out is None:
-        raise ValueError("goal needs held_out scenes to measure it on")
+    if patience is not None:
+        check_positive_int("patience", patience)
+    if isinstance(min_gain, bool) or not isinstance(min_gain, numbers.Real) or not 0 <= min_gain < 1:
+        raise ValueError(f"min_gain must be an accuracy gain in [0, 1), got {min_gain!r}")
+    if (goal is not None or patience is not None) and held_out is None:
+        raise ValueError("goal and patience need held_out scenes to measure the accuracy on")
     rng = np.random.default_rng(seed)
 
     def loss_fn(m: nn.Module, step: int) -> torch.Tensor:
@@ -96,17 +105,30 @@ def train_on_scenes(
     def checkpoint(m: nn.Module, step: int) -> dict:
         return {"accuracy": accuracy(m, held_out)} if held_out is not None else {}
 
+    stop = None if goal is None and budget is None and patience is None else _Stop(goal, budget, patience, min_gain)
     with seeded(seed):  # the hard model's sampled locations
         history = fit(
-            model, loss_fn, steps, lr=lr, checkpoint=checkpoint, every=every, progress=progress,
-            stop_when=None if goal is None and budget is None else functools.partial(_done, goal, budget),
-        )  # fmt: skip
+            model, loss_fn, steps, lr=lr, checkpoint=checkpoint, every=every, progress=progress, stop_when=stop
+        )
     return (model, history) if built else history
 
 
-def _done(goal: float | None, budget: float | None, record: dict) -> bool:
-    reached = goal is not None and record["accuracy"] >= goal
-    return reached or (budget is not None and record["seconds"] >= budget)
+class _Stop:
+    """``fit``'s ``stop_when``: the goal reached, the budget spent, or for ``patience`` checkpoints in a row no
+    accuracy above the best so far by more than ``min_gain``."""
+
+    def __init__(self, goal: float | None, budget: float | None, patience: int | None, min_gain: float = 0.0):
+        self.goal, self.budget, self.patience, self.min_gain = goal, budget, patience, min_gain
+        self.best, self.since_best = -1.0, 0
+
+    def __call__(self, record: dict) -> bool:
+        accuracy = record.get("accuracy")
+        if accuracy is not None:
+            better = accuracy > self.best + self.min_gain
+            self.best, self.since_best = (accuracy, 0) if better else (self.best, self.since_best + 1)
+        reached = self.goal is not None and accuracy >= self.goal
+        spent = self.budget is not None and record["seconds"] >= self.budget
+        return reached or spent or (self.patience is not None and self.since_best >= self.patience)
 
 
 def policy_gradient_variance(

@@ -9,6 +9,7 @@ modules. ``python -m attn.viz.diagrams notebooks/figures`` writes the committed 
 from __future__ import annotations
 
 import argparse
+import math
 import numbers
 import re
 import sys
@@ -16,7 +17,22 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-__all__ = ["FIGURES", "bahdanau", "memory_hops", "soft_dictionary", "multi_head", "transformer", "bert_vs_gpt"]
+__all__ = [
+    "FIGURES",
+    "bahdanau",
+    "memory_hops",
+    "soft_dictionary",
+    "multi_head",
+    "transformer",
+    "bert_vs_gpt",
+    "soft_lookup",
+    "ntm",
+    "dnc_step",
+    "glimpse_loop",
+    "vit",
+    "positions",
+    "bert_mapping",
+]
 
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 INK = "#1a1a1a"  # text and arrows: 17:1 on white
@@ -112,11 +128,15 @@ def _frame(x: float, y: float, w: float, h: float, *label: str) -> str:
     return rect + "".join(lines)
 
 
-def _arrow(*points: tuple[float, float], width: float = 1.5, head: bool = True) -> str:
-    """A polyline through ``points`` with an arrowhead at the last one (``head=False``: a plain line)."""
+def _arrow(*points: tuple[float, float], width: float = 1.5, head: bool = True, dash: bool = False) -> str:
+    """A polyline through ``points`` with an arrowhead at the last one (``head=False``: a plain line; ``dash``:
+    dashed, for a step that passes no gradient)."""
     path = " ".join(f"{_n(x)},{_n(y)}" for x, y in points)
     end = "url(#arrow)" if head else None
-    return _tag("polyline", points=path, fill="none", stroke=INK, stroke_width=width, marker_end=end)
+    pattern = "6 4" if dash else None
+    return _tag(
+        "polyline", points=path, fill="none", stroke=INK, stroke_width=width, stroke_dasharray=pattern, marker_end=end
+    )
 
 
 def _node(cx: float, cy: float, symbol: str, r: float = 12) -> str:
@@ -174,6 +194,16 @@ def _slab(x: float, y: float, w: float, h: float, parts: int, rows: int = 4, gap
         for p in range(parts)
     ]
     return "".join(out) + _tag("path", d="".join(rules), stroke="#8795a3", stroke_width=0.8) + "".join(numbers)
+
+
+def _small(*lines: str) -> list[Line]:
+    """Lines in 12 px, the size of a box's second and later lines."""
+    return [(line, 12) for line in lines]
+
+
+def _note(x: float, y: float, lines: Sequence[str]) -> str:
+    """A note in 12 px muted text, left-aligned at ``x``, centred as a block on ``y``."""
+    return _lines(x, y, _small(*lines), anchor="start", fill=MUTED)
 
 
 def _svg(name: str, width: int, height: int, title: str, desc: str, body: Sequence[str]) -> str:
@@ -700,6 +730,654 @@ def bert_vs_gpt() -> str:
     return _svg("bert_vs_gpt", 720, 412, "Attention masks of GPT (causal) and BERT (full)", desc, out)
 
 
+# ---------------------------------------------------------------------------------------------------- chapter 1
+
+_SCORES = (1.0, 2.5, 2.0, 0.0)  # the example scores q·kᵢ of four keys
+_TEMPERATURES = (0.25, 1.0, 4.0)  # the soft lookup at three temperatures τ
+_PITCH, _BAR = 33, 22  # a weight bar's spacing and width
+
+
+def _softmax(scores: Sequence[float], temperature: float = 1.0) -> list[float]:
+    """``softmax(scores / τ)`` in plain Python: the numbers drawn (``attn.softmax`` gives the same, tested)."""
+    top = max(scores)
+    exps = [math.exp((s - top) / temperature) for s in scores]
+    return [e / sum(exps) for e in exps]
+
+
+def _bars(x: float, base: float, weights: Sequence[float], name: str, height: float = 64) -> str:
+    """Weights as bars standing on a baseline at ``base``, each written above its bar, its key's index below."""
+    out = [_tag("line", x1=x - 5, y1=base, x2=x + (len(weights) - 1) * _PITCH + _BAR + 5, y2=base, stroke=MUTED)]
+    for i, w in enumerate(weights):
+        bx, h = x + i * _PITCH, height * w
+        if h >= 0.5:
+            out.append(_tag("rect", x=bx, y=base - h, width=_BAR, height=h, fill=ACCENT))
+        out += [
+            _text(bx + _BAR / 2, base - h - 5, _n(w) if w in (0, 1) else f"{w:.2f}", 12),
+            _text(bx + _BAR / 2, base + 15, str(i + 1), 12, fill=MUTED),
+        ]
+    return _tag("g", "".join(out), id=name)
+
+
+_LOOKUP_NOTE = (
+    "attend(scores, value) returns (output, weights). As τ → 0 the softmax becomes the argmax,",
+    "as τ → ∞ the plain average; scaled_dot_product_attention uses τ = √d_k.",
+)
+
+
+def soft_lookup() -> str:
+    """Hard and soft lookup: one query's scores against every key, argmax or softmax at a temperature (chapter 1)."""
+    hard = [1.0 if s == max(_SCORES) else 0.0 for s in _SCORES]
+    best = hard.index(1.0) + 1
+    scores = ["scores = dot_product_scores(query, key)", (f"sᵢ = q·kᵢ  →  ({', '.join(map(str, _SCORES))})", 12)]
+    softmax = ["weights = softmax(scores, temperature=τ)", ("pᵢ = exp(sᵢ/τ) / Σⱼ exp(sⱼ/τ): they sum to 1", 12)]
+    out = [
+        _box(60, 14, 170, 48, ["query q", ("(d_k,)", 12)], "data", 14),
+        _box(330, 14, 210, 48, ["keys K", ("(Tk, d_k): rows k₁ … k₄", 12)], "data", 14),
+        _arrow((145, 62), (250, 94)),
+        _arrow((435, 62), (400, 94)),
+        _box(130, 96, 420, 50, scores, "attend"),
+        _frame(14, 176, 208, 230, "hard lookup"),
+        _arrow((180, 146), (180, 206)),
+        _box(34, 208, 168, 44, ["argmax over i", ("one-hot weights", 12)], "attend"),
+        _bars(58, 346, hard, "soft_lookup-hard"),
+        _text(118, 392, "gradient 0 almost everywhere", 12, fill=MUTED),
+        _frame(238, 176, 428, 230, "soft lookup: attention"),
+        _arrow((452, 146), (452, 206)),
+        _box(258, 208, 388, 44, softmax, "attend"),
+    ]
+    for k, tau in enumerate(_TEMPERATURES):
+        x = 262 + k * 138
+        out += [
+            _bars(x, 346, _softmax(_SCORES, tau), f"soft_lookup-tau-{tau:g}"),
+            _text(x + 60, 392, f"τ = {tau:g}", 13),
+        ]
+    out += [
+        _arrow((118, 406), (118, 434)),
+        _box(24, 436, 188, 48, [f"output = v{str(best).translate(_SUB)}", ("one row of V", 12)], "state"),
+        _box(252, 436, 150, 48, ["values V", ("(Tk, d_v)", 12)], "data"),
+        _arrow((252, 460), (214, 460)),
+        _arrow((402, 460), (440, 460)),
+        _arrow((452, 406), (452, 434)),
+        _box(442, 436, 224, 48, ["output = weights @ V", ("= Σᵢ pᵢ vᵢ  (d_v,)", 12)], "state"),
+        _lines(340, 518, _small(*_LOOKUP_NOTE), fill=MUTED),
+    ]
+    desc = (
+        "A query q is compared with every key, the rows of K, giving one score per key. A hard lookup, like a "
+        "Python dict, takes the argmax: one-hot weights that return a single value. Attention takes "
+        "softmax(scores / τ): weights that sum to 1, near one-hot at a low temperature τ and flatter at a high one, "
+        "and returns their blend of the values, weights @ V."
+    )
+    return _svg("soft_lookup", 680, 546, "Hard and soft lookup: argmax or softmax over the scores", desc, out)
+
+
+# ---------------------------------------------------------------------------------------------------- chapter 4
+
+_STAGES = (  # NTM addressing (attn.memory.addressing), one box each: name, equation, what it computes
+    ("content_weighting", "5", "wᶜᵢ ∝ exp(β cos(k, Mᵢ))"),
+    ("interpolate", "7", "wᵍ = g wᶜ + (1 − g) w{prev}"),
+    ("shift", "8", "w̃ᵢ = Σⱼ wᵍⱼ sᵢ₋ⱼ"),
+    ("sharpen", "9", "wᵢ = w̃ᵢᵞ / Σⱼ w̃ⱼᵞ"),
+)
+_STAGE_Y = (262, 326, 390, 454)  # tops of the four stage boxes
+
+
+_NTM_NOTE = (
+    "To step t + 1: Mₜ, wʷₜ, wʳₜ, rₜ and (h, c)ₜ. Sizes: M (B, N, W); weightings (B, N); k, e, a (B, W);",
+    "β, g, γ (B,); s (B, 2 shift_range + 1). Memory starts at 1e-6, both heads on row 0.",
+)
+
+
+def _ntm_head(x: float, prev: str, new: str) -> list[str]:
+    """One head's addressing in the column from ``x``: the four stages of ``address``, the weighting between."""
+    cx, out = x + 95, [_frame(x - 8, 236, 206, 270, "address")]
+    for k, ((name, eq, formula), y) in enumerate(zip(_STAGES, _STAGE_Y, strict=True)):
+        out.append(_box(x, y, 190, 40, [f"{name}  eq. {eq}", (formula.format(prev=prev), 12)], "attend"))
+        if k:
+            out.append(_arrow((cx, y - 24), (cx, y - 2)))
+    for y, label in zip((316, 380, 444, 514), ("wᶜ", "wᵍ", "w̃", new), strict=True):
+        out.append(_text(cx + 8, y + 5, label, 13, "start"))
+    return out
+
+
+def ntm() -> str:
+    """The Neural Turing Machine at step t: controller, write head, read head, addressing, memory (chapter 4)."""
+    out = [
+        _box(120, 14, 190, 32, ["xₜ  (B, input_size)"], "data"),
+        _arrow((215, 46), (215, 60)),
+        _box(16, 66, 84, 34, ["rₜ₋₁"], "data"),
+        _box(16, 110, 84, 34, ["(h, c)ₜ₋₁"], "state"),
+        _arrow((100, 83), (118, 83)),
+        _arrow((100, 127), (118, 127)),
+        _box(120, 62, 190, 84, ["controller", *_small("nn.LSTMCell", "reads [xₜ; rₜ₋₁]", "→ hₜ (B, hidden)")], "state"),
+        _arrow((310, 100), (468, 100)),
+        _text(390, 92, "hₜ", 13),
+        _box(470, 76, 190, 50, ["output: Linear", ("[hₜ; rₜ] → logits", 12)], "param"),
+        _arrow((565, 76), (565, 52)),
+        _box(470, 14, 190, 36, ["logits (B, output_size)"], "data", 12),
+        _arrow((215, 146), (215, 178)),
+        _dot(215, 160),
+        _arrow((215, 160), (511, 160), (511, 178)),
+        _box(112, 180, 206, 44, ["write_head: Linear", ("k, β, g, s, γ, erase e, add a", 12)], "param"),
+        _box(408, 180, 206, 44, ["read_head: Linear", ("k, β, g, s, γ", 12)], "param"),
+        _arrow((215, 224), (215, 260)),
+        _arrow((511, 224), (511, 260)),
+        *_ntm_head(120, "ʷₜ₋₁", "wʷₜ"),
+        *_ntm_head(416, "ʳₜ₋₁", "wʳₜ"),
+        _box(16, 262, 84, 40, ["Mₜ₋₁", ("(B, N, W)", 12)], "data"),
+        _arrow((100, 282), (118, 282)),
+        _box(16, 326, 84, 40, ["wʷₜ₋₁", ("(B, N)", 12)], "data"),
+        _arrow((100, 346), (118, 346)),
+        _arrow((16, 282), (8, 282), (8, 546), (118, 546)),
+        _box(342, 326, 60, 40, ["wʳₜ₋₁", ("(B, N)", 12)], "data"),
+        _arrow((402, 346), (414, 346)),
+        _arrow((215, 494), (215, 522)),
+        _box(120, 524, 190, 44, ["write  eqs. 3-4", ("Mₜ₋₁ ∘ (1 − w eᵀ) + w aᵀ", 12)], "attend"),
+        _arrow((310, 546), (330, 546), (330, 282), (414, 282)),
+        _dot(330, 546),
+        _arrow((330, 546), (414, 546)),
+        _text(337, 440, "Mₜ", 13, "start"),
+        _arrow((511, 494), (511, 522)),
+        _box(416, 524, 190, 44, ["read  eq. 2", ("rₜ = Σᵢ wʳₜ[i] Mₜ[i]", 12)], "attend"),
+        _arrow((606, 546), (640, 546), (640, 128)),
+        _text(646, 340, "rₜ", 13, "start"),
+        _note(16, 606, _NTM_NOTE),
+    ]
+    desc = (
+        "At step t an LSTM controller reads the input x_t and the previous read r_(t-1) and gives h_t. The write "
+        "head's linear map turns h_t into a key k, strength β, gate g, shift s and exponent γ, plus erase e and add "
+        "a vectors; content_weighting, interpolate with the head's previous weighting, shift and sharpen give its "
+        "weighting, which erases and adds to the memory M_(t-1). The read head addresses the new memory M_t the "
+        "same way and reads r_t, and the output layer maps [h_t; r_t] to the logits."
+    )
+    return _svg("ntm", 680, 632, "Neural Turing Machine: one step of controller, heads and memory", desc, out)
+
+
+_DNC_NOTE = (
+    "The controller (nn.LSTMCell) reads [xₜ; rₜ₋₁]; interface = Linear(hₜ) gives read keys kʳ, strengths βʳ,",
+    "write key kʷ, strength βʷ, erase e, write vector v, free gates f, gates gᵃ and gʷ, read modes π.",
+    "C(M, k, β) = content_weighting. To step t + 1: uₜ, wʷₜ, pₜ, Lₜ, Mₜ, wʳₜ, rₜ; output = Linear([hₜ; rₜ]).",
+)
+_DNC_LANE = 550  # the x of the memory lane: Mₜ₋₁ comes down it to the write, Mₜ goes on down it to the read
+
+
+def _dnc_inputs() -> list[str]:
+    """The left edge: what step t reads from step t - 1, each beside the stage that first uses it."""
+    boxes = (
+        (14, "Mₜ₋₁", "(B, N, W)"),
+        (92, "wʳₜ₋₁", "(B, R, N)"),
+        (148, "uₜ₋₁", "(B, N)"),
+        (196, "wʷₜ₋₁", "(B, N)"),
+        (446, "pₜ₋₁", "(B, N)"),
+        (520, "Lₜ₋₁", "(B, N, N)"),
+    )
+    return [_box(16, y, 76, 40, [name, (shape, 12)], "data") for y, name, shape in boxes]
+
+
+def _dnc_free() -> list[str]:
+    """Stage 1: retention from the free gates and the previous reads, usage, allocation."""
+    return [
+        _frame(98, 64, 356, 184, "1 free"),
+        _arrow((92, 112), (118, 112)),
+        _box(120, 90, 150, 44, ["retention ψₜ", ("Πᵢ (1 − fⁱ wʳⁱₜ₋₁)", 12)], "attend"),
+        _arrow((195, 134), (195, 146)),
+        _text(203, 144, "ψₜ", 12, "start"),
+        _arrow((92, 168), (118, 168)),
+        _arrow((92, 216), (118, 216)),
+        _box(120, 148, 150, 88, ["usage uₜ", *_small("(uₜ₋₁ + wʷₜ₋₁", "− uₜ₋₁ ∘ wʷₜ₋₁) ∘ ψₜ")], "attend"),
+        _arrow((270, 192), (288, 192)),
+        _box(290, 172, 150, 40, ["allocation aₜ", ("least-used rows first", 12)], "attend"),
+    ]
+
+
+def _dnc_write() -> list[str]:
+    """Stage 2: the write weighting from allocation and content, the write on the memory lane."""
+    x = _DNC_LANE
+    return [
+        _frame(98, 258, 578, 154, "2 allocate and write"),
+        _arrow((92, 34), (x, 34), (x, 358)),
+        _arrow((330, 212), (330, 282)),
+        _text(338, 274, "aₜ", 12, "start"),
+        _box(240, 284, 124, 58, ["write_weighting", *_small("wʷₜ = gʷ (gᵃ aₜ", "+ (1 − gᵃ) cʷ)")], "attend"),
+        _dot(x, 313),
+        _arrow((x, 313), (x - 28, 313)),
+        _box(388, 291, 132, 44, ["content_weighting", ("cʷ = C(Mₜ₋₁, kʷ, βʷ)", 12)], "attend"),
+        _arrow((388, 313), (366, 313)),
+        _arrow((302, 342), (302, 380), (x - 72, 380)),
+        _box(x - 70, 360, 140, 40, ["write → Mₜ", ("erase e, add v", 12)], "attend"),
+    ]
+
+
+def _dnc_link() -> list[str]:
+    """Stage 3: the write weighting updates the link matrix (with the old precedence) and the precedence."""
+    return [
+        _frame(98, 422, 252, 146, "3 link"),
+        _dot(302, 380),
+        _arrow((302, 380), (302, 528), (272, 528)),
+        _dot(302, 466),
+        _arrow((302, 466), (272, 466)),
+        _text(310, 500, "wʷₜ", 12, "start"),
+        _arrow((92, 466), (118, 466)),
+        _box(120, 446, 150, 40, ["precedence pₜ", ("(1 − Σ wʷₜ) pₜ₋₁ + wʷₜ", 12)], "attend"),
+        _arrow((82, 486), (82, 508), (118, 508)),
+        _arrow((92, 540), (118, 540)),
+        _box(120, 498, 150, 60, ["link_matrix Lₜ", ("from Lₜ₋₁, wʷₜ, pₜ₋₁", 12)], "attend"),
+    ]
+
+
+def _dnc_read() -> list[str]:
+    """Stage 4: forward and backward weightings from the new links, content on the new memory, the read."""
+    x = _DNC_LANE
+    return [
+        _frame(98, 578, 578, 166, "4 read"),
+        _arrow((195, 558), (195, 598)),
+        _text(203, 592, "Lₜ", 12, "start"),
+        _arrow((16, 112), (8, 112), (8, 628), (118, 628)),
+        _box(120, 600, 198, 56, ["directional_weightings", ("f = Lₜ wʳₜ₋₁,  b = Lₜᵀ wʳₜ₋₁", 12)], "attend"),
+        _arrow((x, 400), (x, 685)),
+        _text(x + 8, 500, "Mₜ", 12, "start"),
+        _dot(x, 628),
+        _arrow((x, 628), (x - 28, 628)),
+        _box(388, 606, 132, 44, ["content_weighting", ("cʳ = C(Mₜ, kʳ, βʳ)", 12)], "attend"),
+        _arrow((270, 656), (270, 680)),
+        _text(278, 672, "f, b", 12, "start"),
+        _arrow((430, 650), (430, 680)),
+        _text(422, 672, "cʳ", 12, "end"),
+        _box(230, 682, 220, 50, ["read_weighting wʳₜ", ("π[1] b + π[2] cʳ + π[3] f", 12)], "attend"),
+        _arrow((450, 707), (x - 57, 707)),
+        _box(x - 55, 687, 110, 40, ["read → rₜ", ("Σᵢ wʳₜ[i] Mₜ[i]", 12)], "attend"),
+        _arrow((x + 55, 707), (x + 74, 707)),
+        _box(x + 76, 687, 42, 40, ["rₜ"], "data", 14),
+    ]
+
+
+def dnc_step() -> str:
+    """One step of the Differentiable Neural Computer's memory: free, allocate and write, link, read (chapter 4)."""
+    desc = (
+        "The stages read top to bottom, 1 to 4; the left edge holds what step t takes from step t-1, each input "
+        "beside the stage that first uses it, and the memory M_(t-1) runs along the top and down the right side "
+        "through the write to M_t and on to the read. 1 free: the free gates and the previous reads w^r_(t-1) give "
+        "the retention ψ, which with u_(t-1) and w^w_(t-1) gives the usage u_t and the allocation a_t. 2 allocate "
+        "and write: a_t, the content weighting c^w on M_(t-1) and the gates g^a, g^w give the write weighting "
+        "w^w_t, which erases and writes the memory M_t. 3 link: w^w_t also updates the precedence p_t and the "
+        "link matrix L_t, from L_(t-1) and p_(t-1). 4 read: each read head mixes the backward and forward "
+        "weightings b = L_tᵀ w^r_(t-1), f = L_t w^r_(t-1) and its content weighting c^r on M_t by its read modes "
+        "π into w^r_t, and reads r_t from M_t."
+    )
+    body = [*_dnc_inputs(), *_dnc_free(), *_dnc_write(), *_dnc_link(), *_dnc_read(), _note(16, 776, _DNC_NOTE)]
+    return _svg("dnc_step", 680, 810, "Differentiable Neural Computer: one step of its memory", desc, body)
+
+
+# ---------------------------------------------------------------------------------------------------- chapter 9
+
+
+_RAM_LOSS = [
+    "ram_loss = cross-entropy + REINFORCE + (bₜ − R)²",
+    ("REINFORCE: −(R − bₜ) log π(lₜ), reward R = 1 for a right answer", 12),
+]
+_RAM_NOTE = (
+    "Dashed: lₜ is drawn from π and passes no gradient, so REINFORCE trains the policy (W_h, W_p, v).",
+    "Backpropagation trains classifier, core and glimpse_net; the squared error trains the baseline.",
+)
+
+
+def glimpse_loop() -> str:
+    """The recurrent attention model: where to look, a glimpse there, a GRU step; REINFORCE for the policy (ch. 9)."""
+    out = [
+        _box(14, 14, 120, 48, ["question", ("(B,)", 12)], "data"),
+        _arrow((134, 38), (158, 38)),
+        _box(160, 14, 150, 48, ["question: Embedding", ("h₀ = tanh(question(q))", 12)], "param"),
+        _box(520, 14, 130, 48, ["images", ("(B, C, 24, 24)", 12)], "data"),
+        _arrow((520, 38), (488, 38)),
+        _box(330, 14, 156, 48, ["adaptive_avg_pool2d", ("periphery p (B, grid², C)", 12)], "data"),
+        _arrow((650, 38), (664, 38), (664, 262), (652, 262)),
+        _frame(8, 84, 648, 216, "each glimpse (2 in RAMConfig)"),
+        _arrow((235, 62), (235, 114)),
+        _box(170, 116, 130, 40, ["h  (B, hidden)"], "state"),
+        _arrow((170, 136), (136, 136)),
+        _box(14, 112, 120, 48, ["baseline: Linear", ("bₜ of h.detach()", 12)], "param"),
+        _arrow((300, 136), (328, 136)),
+        _arrow((408, 62), (408, 110)),
+        _box(330, 112, 156, 54, ["additive_scores", *_small("vᵀ tanh(W_h h + W_p pⱼ)", "(B, grid²)")], "attend"),
+        _arrow((486, 136), (518, 136)),
+        _box(520, 112, 130, 48, ["policy π", ("softmax over grid²", 12)], "attend"),
+        _arrow((585, 160), (585, 236), dash=True),
+        _dot(585, 212),
+        _arrow((585, 212), (420, 212), (420, 236), dash=True),
+        _text(593, 200, "lₜ (B, 2)", 12, "start"),
+        _lines(577, 190, [("sampled from π (training),", 12), ("argmax (eval)", 12)], anchor="end"),
+        _box(520, 238, 130, 54, ["glimpse", *_small("crops of 6, 12 px", "→ 6 × 6 each")], "data"),
+        _arrow((520, 265), (488, 265)),
+        _box(330, 238, 156, 54, ["glimpse_net", *_small("relu(what(ρ)) and", "relu(where(lₜ))")], "param"),
+        _arrow((330, 265), (302, 265)),
+        _text(316, 258, "g", 12),
+        _box(170, 240, 130, 50, ["core", ("nn.GRUCell", 12)], "state"),
+        _arrow((205, 156), (205, 238)),
+        _arrow((265, 240), (265, 158)),
+        _text(213, 200, "h", 12, "start"),
+        _text(273, 200, "new h", 12, "start"),
+        _arrow((235, 290), (235, 330)),
+        _text(243, 316, "after the last glimpse", 12, "start", fill=MUTED),
+        _box(150, 332, 170, 48, ["classifier: Linear", ("→ logits (B, classes)", 12)], "param"),
+        _arrow((235, 380), (235, 408)),
+        _arrow((74, 160), (74, 408)),
+        _text(82, 330, "bₜ", 12, "start"),
+        _box(14, 410, 636, 48, _RAM_LOSS, "attend"),
+        _note(14, 486, _RAM_NOTE),
+    ]
+    desc = (
+        "The question's embedding sets the state h, and the image averaged down to grid × grid cells is the "
+        "periphery. At each glimpse, additive scores of h against every place give the policy π, a place l_t is "
+        "sampled from it (the most likely one in eval mode), a glimpse of 6- and 12-pixel crops is taken there, "
+        "and glimpse_net and the GRU core fold it into h. After the last glimpse the classifier answers; the "
+        "sampling is not differentiable, so REINFORCE with a baseline trains the policy."
+    )
+    return _svg("glimpse_loop", 680, 520, "Recurrent attention model: where to look, glimpse, remember", desc, out)
+
+
+_VIT_ENCODER = [
+    "encoder: num_layers × EncoderLayer",
+    *_small("pre-LN (norm_first=True), final LayerNorm;", "self-attention over all 37 tokens"),
+]
+_TOKENS = ("0", "1", "2", "3", "…", "34", "35", "36")  # the token row of the vit figure: class token, patches
+
+
+def _image(x: float, y: float, cells: int = 6, size: float = 16, heat: Sequence[float] | None = None) -> str:
+    """A 24-pixel scene (a circle and a square) cut into ``cells`` × ``cells`` patches; ``heat``: one weight per
+    patch, row by row, shaded over it."""
+    side = cells * size
+    out = [_tag("circle", cx=x + 64, cy=y + 32, r=11, fill="#c4651d"), _cell(x + 12, y + 68, 20, fill="#3f8f55")]
+    if heat is not None:
+        top = max(heat)
+        out += [
+            _cell(x + (k % cells) * size, y + (k // cells) * size, size, fill=ACCENT, fill_opacity=_n(0.8 * w / top))
+            for k, w in enumerate(heat)
+            if w / top > 0.05
+        ]
+    rules = "".join(
+        f"M{_n(x + k * size)} {_n(y)}v{_n(side)}M{_n(x)} {_n(y + k * size)}h{_n(side)}" for k in range(1, cells)
+    )
+    out += [
+        _tag("path", d=rules, stroke="#8795a3", stroke_width=0.8),
+        _cell(x, y, side, fill="none", stroke=MUTED, stroke_width=1.2),
+    ]
+    return "".join(out)
+
+
+def vit() -> str:
+    """The Vision Transformer: patches as tokens, a class token with the question, encoder, rollout (chapter 9)."""
+    heat = [math.exp(-((r - 1.5) ** 2 + (c - 3.5) ** 2) / 1.5) for r in range(6) for c in range(6)]
+    out = [
+        _image(24, 40),
+        _text(72, 156, "images (B, C, 24, 24)", 12),
+        _text(72, 172, "36 patches of 4 × 4 px", 12, fill=MUTED),
+        _arrow((120, 72), (148, 72)),
+        _box(
+            150,
+            40,
+            240,
+            64,
+            ["stem: PatchEmbedding", *_small("patchify: (B, 36, 48) = (B, N, C·P·P)", "E: Linear(48, d_model)")],
+            "param",
+        ),
+        _arrow((72, 40), (72, 24), (543, 24), (543, 38)),
+        _box(
+            420,
+            40,
+            246,
+            64,
+            ["or, hybrid: ConvStem", *_small("three 3 × 3 convs → (B, d_model, 6, 6)", "36 cells as tokens")],
+            "param",
+        ),
+        _arrow((270, 104), (270, 198)),
+        _arrow((543, 104), (543, 215), (426, 215)),
+        _box(14, 194, 130, 42, ["cls + question(q)", ("(B, 1, d_model)", 12)], "param"),
+        _arrow((144, 215), (168, 215)),
+    ]
+    for k, label in enumerate(_TOKENS):
+        role = "param" if k == 0 else "data"
+        out.append(_box(170 + 32 * k, 200, 30, 30, [(label, 12)], role))
+    out += [
+        _text(305, 252, "(B, 37, d_model)", 12, "start"),
+        _arrow((297, 230), (297, 276)),
+        _node(297, 290, "+"),
+        _box(
+            420,
+            264,
+            246,
+            52,
+            ["positions: LearnedPositions", *_small("E_pos = table (37, d_model)", "hybrid: positions=False")],
+            "param",
+        ),
+        _arrow((420, 290), (311, 290)),
+        _arrow((297, 302), (297, 330)),
+        _box(150, 332, 294, 62, _VIT_ENCODER, "attend"),
+        _arrow((220, 394), (220, 430)),
+        _text(228, 418, "x[:, 0]", 12, "start"),
+        _box(150, 432, 150, 48, ["head: Linear", ("→ logits (B, classes)", 12)], "param"),
+        _arrow((444, 352), (543, 352), (543, 430)),
+        _lines(551, 392, _small("attention of", "each layer", "(B, H, 37, 37)"), anchor="start"),
+        _box(420, 432, 246, 48, ["attention_rollout", ("mean of heads, + I, product of layers", 12)], "attend"),
+        _arrow((543, 480), (543, 508)),
+        _box(420, 510, 246, 48, ["class_token_map(·, grid=6)", ("row 0 over the 36 patches", 12)], "attend"),
+        _arrow((420, 534), (398, 534)),
+        _image(300, 486, heat=heat),
+        _text(348, 600, "(B, 6, 6), laid on the image", 12),
+    ]
+    desc = (
+        "A 24 × 24 image is cut into 36 patches of 4 × 4 pixels, each flattened and mapped by the linear layer E to "
+        "a token (the hybrid uses a convolutional stem instead). A class token carrying the question goes in front, "
+        "learned positions are added, and a pre-LN encoder reads the 37 tokens; the class token's output gives "
+        "the logits. Attention rollout multiplies the layers' attention, and the class token's row becomes a 6 × 6 "
+        "map over the image."
+    )
+    return _svg("vit", 680, 616, "Vision Transformer: patches as tokens, a class token, attention rollout", desc, out)
+
+
+# ---------------------------------------------------------------------------------------------------- chapter 7
+
+_WAVES = ((0, "sin"), (1, "cos"), (4, "sin"), (5, "cos"))  # columns of a sinusoidal table drawn, d_model = 16
+
+
+def _chips(x: float, y: float, words: Sequence[str]) -> tuple[list[str], float]:
+    """Words as small boxes in a row from ``x`` -> (the boxes, the right edge of the last one)."""
+    out = []
+    for word in words:
+        width = 16 + 7.5 * len(word)
+        out.append(_box(x, y, width, 26, [word], "data"))
+        x += width + 6
+    return out, x - 6
+
+
+def _wave(x: float, y: float, column: int, d_model: int = 16, length: int = 40, scale: float = 5.75) -> str:
+    """Column ``column`` of the sinusoidal table for positions 0..length, as a curve around the line ``y``."""
+    i, trig = column // 2, (math.sin if column % 2 == 0 else math.cos)
+    points = [
+        (x + p * scale, y - 9 * trig(p / 10000 ** (2 * i / d_model))) for p in (k / 2 for k in range(2 * length + 1))
+    ]
+    path = "M" + " L".join(f"{_n(px)} {_n(py)}" for px, py in points)
+    axis = _tag("line", x1=x, y1=y, x2=x + length * scale, y2=y, stroke="#c3cad2", stroke_width=1)
+    return axis + _tag("path", d=path, fill="none", stroke=ACCENT, stroke_width=1.6)
+
+
+def _noise_table(x: float, y: float, rows: int = 8, cols: int = 16, size: float = 12) -> str:
+    """A learned table's rows at initialisation: cells shaded by a fixed pseudo-random sequence."""
+    levels: list[list[str]] = [[] for _ in range(5)]  # five shades, one path each
+    seed = 7
+    for r in range(rows):
+        for c in range(cols):
+            seed = (1103515245 * seed + 12345) % 2**31
+            levels[(seed >> 16) * 5 // 2**15].append(
+                f"M{_n(x + c * size)} {_n(y + r * size)}h{_n(size)}v{_n(size)}h-{_n(size)}z"
+            )
+    out = [
+        _tag("path", d="".join(cells), fill=ACCENT, fill_opacity=_n(0.15 + 0.18 * k)) for k, cells in enumerate(levels)
+    ]
+    rules = "".join(f"M{_n(x)} {_n(y + r * size)}h{_n(cols * size)}" for r in range(1, rows))
+    out += [_tag("path", d=rules, stroke="#ffffff", stroke_width=1)]
+    out.append(_tag("rect", x=x, y=y, width=cols * size, height=rows * size, fill="none", stroke=MUTED))
+    return "".join(out)
+
+
+def positions() -> str:
+    """How positions enter a Transformer: scaled embeddings plus a sinusoidal or learned table (chapter 7)."""
+    first, end_a = _chips(14, 42, ("the", "dog", "bites", "the", "man"))
+    second, end_b = _chips(14, 80, ("the", "man", "bites", "the", "dog"))
+    out = [
+        _text(14, 28, "Without positions, self-attention reads a bag of words:", 13, "start", font_weight="bold"),
+        *first,
+        *second,
+        _arrow((end_a, 55), (398, 62)),
+        _arrow((end_b, 93), (398, 86)),
+        _box(
+            400,
+            48,
+            266,
+            52,
+            ["the same bag", *_small("{bites, dog, man, the, the}: each word", "gets the same output in both")],
+            "attend",
+        ),
+        _box(14, 146, 112, 44, ["token ids", ("(B, T)", 12)], "data"),
+        _arrow((126, 168), (148, 168)),
+        _box(150, 142, 166, 52, ["tokens: nn.Embedding", ("rows E[w]: (B, T, d_model)", 12)], "param"),
+        _arrow((316, 168), (338, 168)),
+        _box(340, 150, 92, 36, ["× √d_model"], "data"),
+        _arrow((432, 168), (452, 168)),
+        _node(466, 168, "+"),
+        _arrow((480, 168), (502, 168)),
+        _box(504, 146, 162, 44, ["x  (B, T, d_model)", ("then dropout, the layers", 12)], "data"),
+        _box(376, 214, 180, 46, ["positions(x, start)", ("+ table[start : start + T]", 12)], "param"),
+        _arrow((466, 214), (466, 182)),
+        _frame(14, 292, 318, 282, "SinusoidalPositions: fixed"),
+        _arrow((173, 292), (173, 237), (374, 237)),
+        _text(270, 230, 'positions="sinusoidal"', 12),
+        _frame(348, 292, 318, 282, "LearnedPositions: trained"),
+        _arrow((466, 292), (466, 262)),
+        _text(474, 282, '"learned"', 12, "start"),
+        _text(30, 332, "PE(pos, 2i) = sin(pos / ωᵢ)", 13, "start"),
+        _text(30, 352, "PE(pos, 2i+1) = cos(pos / ωᵢ)", 13, "start"),
+        _text(30, 374, "ωᵢ = 10000^{2i / d_model}", 15, "start"),
+        _text(30, 400, "columns 0, 1, 4, 5 of a d_model = 16 table", 12, "start", fill=MUTED),
+    ]
+    for k, (column, trig) in enumerate(_WAVES):
+        y = 424 + 28 * k
+        out += [_text(30, y + 4, f"{column}: {trig}", 12, "start", fill=MUTED), _wave(90, y, column)]
+    out += [
+        _text(90, 536, "pos 0 … 40 →", 12, "start", fill=MUTED),
+        _text(30, 560, "table = sinusoidal_positions(max_len, d_model)", 12, "start"),
+        _text(364, 332, "table = nn.Parameter (max_len, d_model)", 12, "start"),
+        _text(364, 350, "starts as N(0, 0.5²) noise and is trained;", 12, "start"),
+        _text(364, 368, "a row no training sequence reaches stays noise", 12, "start"),
+        _text(410, 392, "d_model →", 12, "start", fill=MUTED),
+        _text(402, 412, "pos ↓", 12, "end", fill=MUTED),
+        _noise_table(410, 400),
+        _text(410, 516, "row pos: the vector for position pos", 12, "start"),
+        _text(364, 560, "as in BERT and GPT (Gehring et al. 2017)", 12, "start"),
+        _text(
+            340,
+            598,
+            'Both refuse T > max_len (a ValueError): no row for such a position. positions="none" adds nothing.',
+            12,
+            fill=MUTED,
+        ),
+    ]
+    desc = (
+        "Without positions, self-attention treats 'the dog bites the man' and 'the man bites the dog' as the same bag "
+        "of words. The token ids' embedding rows E[w] are scaled by √d_model and a positional table's rows are "
+        "added, giving x of shape (B, T, d_model). The table is either sinusoidal and fixed, PE(pos, 2i) = "
+        "sin(pos / 10000^(2i/d_model)) and PE(pos, 2i+1) = cos(...), pairs of ever lower frequency, or a learned "
+        "parameter of max_len rows; both refuse sequences longer than max_len."
+    )
+    return _svg("positions", 680, 612, "Positions: token embeddings plus a sinusoidal or learned table", desc, out)
+
+
+# ---------------------------------------------------------------------------------------------------- chapter 11
+
+_LAYER = "encoder.layer.i."  # a Hugging Face layer's prefix; attn's is encoder.layers.i.
+_BERT_ROWS = (  # (Hugging Face name, attn name) as drawn, i the layer; checkpoint_names(6) maps one to the other
+    ("embeddings.word_embeddings", "embedding.tokens"),
+    ("embeddings.position_embeddings", "embedding.positions"),
+    ("embeddings.token_type_embeddings", "embedding.segments"),
+    ("embeddings.LayerNorm", "embedding.norm"),
+    (_LAYER + "attention.self.query", "encoder.layers.i.self_attention.W_q"),
+    (_LAYER + "attention.self.key", "encoder.layers.i.self_attention.W_k"),
+    (_LAYER + "attention.self.value", "encoder.layers.i.self_attention.W_v"),
+    (_LAYER + "attention.output.dense", "encoder.layers.i.self_attention.W_o"),
+    (_LAYER + "attention.output.LayerNorm", "encoder.layers.i.norm1"),
+    (_LAYER + "intermediate.dense", "encoder.layers.i.feed_forward.W_1"),
+    (_LAYER + "output.dense", "encoder.layers.i.feed_forward.W_2"),
+    (_LAYER + "output.LayerNorm", "encoder.layers.i.norm2"),
+)
+
+
+_BERT_NOTE = (
+    "checkpoint_names(6): each name + .weight and .bias (the three tables: .weight only);",
+    "a LayerNorm's .weight and .bias load attn's gamma and beta.",
+    "Post-LN layers, GELU, [PAD] keys masked; d_model 384, 12 heads of 32, d_ff 1536.",
+    "embed_sentences(model, tokenizer, sentences) tokenizes, runs and pools: (N, 384).",
+)
+
+
+def _rows_box(x: float, y: float, w: float, header: str, rows: Sequence[tuple[float, str]], role: str) -> str:
+    """A box from ``y`` to just below its last row: a header line, then each row's text centred on its own y."""
+    fill, stroke = ROLES[role]
+    h = rows[-1][0] + 18 - y
+    out = [_tag("rect", x=x, y=y, width=w, height=h, rx=5, fill=fill, stroke=stroke, stroke_width=1.5)]
+    out.append(_text(x + w / 2, y + 20, header, 13))
+    out += [_text(x + w / 2, ry + 4, text, 12) for ry, text in rows]
+    return "".join(out)
+
+
+def bert_mapping() -> str:
+    """all-MiniLM-L6-v2's BERT in attn's layers, each beside the checkpoint tensor it is loaded from (chapter 11)."""
+    ys = (140, 164, 188, 240, 362, 386, 410, 434, 486, 566, 606, 658)  # the y of each row of _BERT_ROWS
+    embedding = [(140, "tokens (30522, 384)"), (164, "+ positions (512, 384)"), (188, "+ segments (2, 384)")]
+    attention = [
+        (y, f"{name}: Linear(384, 384)") for y, name in zip(ys[4:8], ("W_q", "W_k", "W_v", "W_o"), strict=True)
+    ]
+    feed_forward = [(566, "W_1: Linear(384, 1536)"), (586, "GELU"), (606, "W_2: Linear(1536, 384)")]
+    out = [
+        _text(14, 24, "attn: Bert = load_bert()", 13, "start", font_weight="bold"),
+        _text(346, 24, "Hugging Face checkpoint: loaded from", 13, "start", font_weight="bold"),
+        _box(80, 38, 220, 30, ["token ids (B, T)"], "data"),
+        _arrow((190, 68), (190, 92)),
+        _rows_box(80, 94, 220, "embedding: BertEmbedding", embedding, "param"),
+        _arrow((190, 206), (190, 224)),
+        _box(80, 226, 220, 28, ["embedding.norm"], "norm"),
+        _frame(20, 266, 292, 418, "encoder.layers.i", "i = 0 … 5"),
+        _arrow((190, 254), (190, 316)),
+        _dot(190, 308),
+        _arrow((190, 308), (40, 308), (40, 486), (78, 486)),
+        _rows_box(80, 318, 220, "self_attention (12 heads)", attention, "attend"),
+        _arrow((190, 452), (190, 470)),
+        _box(80, 472, 220, 28, ["add & norm1"], "norm"),
+        _arrow((190, 500), (190, 522)),
+        _dot(190, 512),
+        _arrow((190, 512), (40, 512), (40, 658), (78, 658)),
+        _rows_box(80, 524, 220, "feed_forward", feed_forward, "state"),
+        _arrow((190, 624), (190, 642)),
+        _box(80, 644, 220, 28, ["add & norm2"], "norm"),
+        _arrow((190, 672), (190, 700)),
+        _box(80, 702, 220, 30, ["hidden (B, T, 384)"], "data"),
+        _arrow((300, 717), (344, 717)),
+        _box(346, 694, 320, 46, ["mean_pool", ("the mean over real tokens, at unit length", 12)], "attend"),
+        _arrow((506, 740), (506, 758)),
+        _box(346, 760, 320, 30, ["sentence embedding (B, 384)"], "data"),
+    ]
+    for (theirs, _), y in zip(_BERT_ROWS, ys, strict=True):
+        out += [_box(346, y - 10, 320, 20, [(theirs, 12)], "data"), _arrow((346, y), (302, y))]
+    out.append(_note(14, 836, _BERT_NOTE))
+    desc = (
+        "The BERT encoder of all-MiniLM-L6-v2 drawn in attn's modules, each beside the Hugging Face checkpoint "
+        "tensor load_bert copies into it: the token, position and segment embeddings and their LayerNorm, then six "
+        "post-LN encoder layers of self-attention (W_q, W_k, W_v, W_o), add & norm1, a GELU feed-forward network "
+        "(W_1, W_2) and add & norm2. The hidden states (B, T, 384) are averaged over the real tokens and scaled to "
+        "unit length: the sentence embedding."
+    )
+    return _svg("bert_mapping", 680, 880, "all-MiniLM-L6-v2: Hugging Face names mapped onto attn's BERT", desc, out)
+
+
+# ---------------------------------------------------------------------------------------------------- registry
+
 FIGURES: dict[str, Callable[[], str]] = {
     "bahdanau": bahdanau,
     "memory_hops": memory_hops,
@@ -707,6 +1385,13 @@ FIGURES: dict[str, Callable[[], str]] = {
     "multi_head": multi_head,
     "transformer": transformer,
     "bert_vs_gpt": bert_vs_gpt,
+    "soft_lookup": soft_lookup,
+    "ntm": ntm,
+    "dnc_step": dnc_step,
+    "glimpse_loop": glimpse_loop,
+    "vit": vit,
+    "positions": positions,
+    "bert_mapping": bert_mapping,
 }
 
 

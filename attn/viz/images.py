@@ -68,7 +68,7 @@ def scene_grid(
     *,
     boxes: torch.Tensor | Sequence[torch.Tensor] | None = None,
     cols: int = 6,
-    size: float = 1.9,
+    size: float = 1.55,
 ) -> Figure:
     """A figure of ``N`` images ``(N, C, H, W)``, each with its map ``weights[i] (G, G)``, title and glimpse boxes."""
     images = torch.as_tensor(images)
@@ -93,15 +93,28 @@ def scene_grid(
     return fig
 
 
-def patch_grid(image: torch.Tensor, patch: int, *, size: float = 3.2) -> Figure:
-    """The image ``(C, H, W)`` cut into ``patch x patch`` tiles, drawn apart and numbered in reading order: the
-    tokens a Vision Transformer reads."""
+def patch_grid(image: torch.Tensor, patch: int, *, size: float = 4.2) -> Figure:
+    """The image ``(C, H, W)`` with its ``patch x patch`` grid drawn on it (left), and its tiles drawn apart and
+    numbered in reading order (right): the tokens a Vision Transformer reads. ``size`` is each half's width in
+    inches."""
     image = _image("image", image)
     C, H, W = image.shape
-    if patch < 1 or H % patch or W % patch:
-        raise ValueError(f"patch={patch} must divide the image's {H} x {W} pixels")
+    if isinstance(patch, bool) or not isinstance(patch, numbers.Integral) or patch < 1 or H % patch or W % patch:
+        raise ValueError(f"patch={patch!r} must be a positive int dividing the image's {H} x {W} pixels")
     gh, gw = H // patch, W // patch
-    fig, axes = plt.subplots(gh, gw, figsize=(size, size * gh / gw), squeeze=False)
+    fig = plt.figure(figsize=(2 * size + 0.3, size * gh / gw + 0.3), layout="constrained")
+    whole, tiles = fig.subfigures(1, 2, wspace=0.05)
+    ax = whole.subplots()
+    ax.imshow(image.permute(1, 2, 0).clamp(0, 1).numpy(), interpolation="nearest")
+    for k in range(1, gh):
+        ax.axhline(k * patch - 0.5, color="white", linewidth=1)
+    for k in range(1, gw):
+        ax.axvline(k * patch - 0.5, color="white", linewidth=1)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(f"the image, {H} x {W} pixels", fontsize=10)
+    axes = tiles.subplots(gh, gw, squeeze=False, gridspec_kw={"wspace": 0.12, "hspace": 0.35})
+    tiles.suptitle(f"{gh * gw} patches of {patch} x {patch}, in reading order", fontsize=10)
     for r in range(gh):
         for c in range(gw):
             ax = axes[r, c]
@@ -109,6 +122,5 @@ def patch_grid(image: torch.Tensor, patch: int, *, size: float = 3.2) -> Figure:
             ax.imshow(tile.permute(1, 2, 0).clamp(0, 1).numpy(), interpolation="nearest")
             ax.set_xticks([])
             ax.set_yticks([])
-            ax.set_title(str(r * gw + c + 1), fontsize=6, pad=1)
-    fig.subplots_adjust(wspace=0.15, hspace=0.45, left=0.02, right=0.98, top=0.95, bottom=0.02)
+            ax.set_title(str(r * gw + c + 1), fontsize=8, pad=1.5)
     return fig

@@ -91,7 +91,7 @@ def heatmap(
         for i in range(Tq):
             for j in range(Tk):
                 w = float(weights[i, j])
-                ax.text(j, i, f"{w:.2f}", ha="center", va="center", fontsize=7, color=_text_colour(image, w))
+                ax.text(j, i, f"{w:.2f}", ha="center", va="center", fontsize=8, color=_text_colour(image, w))
     if title:
         ax.set_title(title)
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
@@ -146,7 +146,7 @@ def head_grid(
     title: str | None = None,
     xlabel: str = "key",
     ylabel: str = "query",
-    size: float = 2.2,
+    size: float = 2.1,
 ) -> plt.Figure:
     """Every head of every layer: ``attention`` is a tuple over layers of ``(H, Tq, Tk)`` or ``(1, H, Tq, Tk)``
     (or one such tensor); one row per layer, one column per head, all on the colour scale 0..1."""
@@ -170,13 +170,13 @@ def head_grid(
         for head in range(H):
             ax = axes[layer][head]
             image = ax.imshow(maps[layer][head].numpy(), cmap=CMAP, vmin=0.0, vmax=1.0)
-            ax.set_xticks(range(Tk), labels=_ticks(x_tokens, Tk), rotation=90, fontsize=7)
-            ax.set_yticks(range(Tq), labels=_ticks(y_tokens, Tq), fontsize=7)
+            ax.set_xticks(range(Tk), labels=_ticks(x_tokens, Tk), rotation=90, fontsize=8)
+            ax.set_yticks(range(Tq), labels=_ticks(y_tokens, Tq), fontsize=8)
             if head:
                 ax.set_yticklabels([])
             if layer < L - 1:  # the same keys in every row: label them once, under the last row
                 ax.set_xticklabels([])
-            ax.set_title(f"layer {layer + 1}, head {head + 1}" if L > 1 else f"head {head + 1}", fontsize=8)
+            ax.set_title(f"layer {layer + 1}, head {head + 1}" if L > 1 else f"head {head + 1}", fontsize=9)
     axes[-1][0].set_xlabel(xlabel)
     axes[-1][0].set_ylabel(ylabel)
     fig.colorbar(image, ax=axes, fraction=0.02, pad=0.01)

@@ -133,7 +133,7 @@ function draw() {
   var vmax = d.vmax;
   if (vmax === null) { vmax = w.reduce(function (m, v) { return v > m ? v : m; }, 1 / d.scale); }
   top.textContent = String(+vmax.toFixed(d.decimals));
-  var size = Math.max(10, Math.min(26, Math.floor(480 / Math.max(nq, nk))));
+  var size = Math.max(6, Math.min(26, Math.floor(480 / Math.max(nq, nk))));  // 64 columns still fit the book's column
   grid.textContent = "";
   grid.style.gridTemplateColumns = "max-content repeat(" + nk + "," + size + "px)";
   grid.style.gridAutoRows = size + "px";
@@ -145,7 +145,9 @@ function draw() {
   head.appendChild(el("div", "", "")).setAttribute("role", "columnheader");
   head.firstChild.appendChild(el("span", "av-sr", corner));
   var colHeads = x.cols.map(function (t) {
-    var h = head.appendChild(el("div", "av-col", t)); h.setAttribute("role", "columnheader"); return h; });
+    var h = head.appendChild(el("div", "av-col", t)); h.setAttribute("role", "columnheader");
+    if (size < 17) { h.style.fontSize = Math.max(6, size) + "px"; h.style.lineHeight = size + "px"; }  // fit the column
+    return h; });
   var rowHeads = [], cells = [];
   for (var i = 0; i < nq; i++) {
     var line = grid.appendChild(el("div", "av-line")); line.setAttribute("role", "row");

@@ -125,6 +125,32 @@ def check_bertviz(page, view_id: str) -> None:
         raise AssertionError(f"{view_id}: hovering a token changed nothing") from None
 
 
+# Whatever in a chapter's cells is wider than the column, or scrolls sideways: code lines longer than the column,
+# unwrapped output, a figure, table, widget or view sticking out. Each offender as "what: its width / the room".
+SIDEWAYS = """() => {
+  const found = [];
+  const name = e => e.tagName.toLowerCase() + (e.className && typeof e.className === 'string'
+    ? '.' + e.className.trim().split(/\\s+/).slice(0, 2).join('.') : '');
+  for (const cell of document.querySelectorAll('div.cell')) {
+    const room = cell.getBoundingClientRect();
+    const label = cell.querySelector('.cell_input pre') ? cell.querySelector('.cell_input pre').textContent.slice(0, 40)
+      : '(output only)';
+    for (const e of cell.querySelectorAll('*')) {
+      const box = e.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
+      const scrolls = ['auto', 'scroll'].includes(getComputedStyle(e).overflowX) && e.scrollWidth > e.clientWidth + 1;
+      const sticksOut = box.right > room.right + 1 || box.left < room.left - 1;
+      if (scrolls || sticksOut) {
+        found.push(`${name(e)} in the cell "${label}": ${scrolls ? e.scrollWidth : Math.round(box.width)} px`
+          + ` for ${scrolls ? e.clientWidth : Math.round(room.width)} px` + (e.tagName === 'PRE'
+          ? `: "${e.textContent.split('\\n').reduce((a, l) => l.length > a.length ? l : a, '').slice(0, 90)}"` : ''));
+      }
+    }
+  }
+  return found;
+}"""
+
+
 @pytest.mark.parametrize("path", PAGES)
 def test_page_offline_and_interactive(built_book, base, browser, path):
     with opened(browser, base, path) as visit:
@@ -143,6 +169,9 @@ def test_page_offline_and_interactive(built_book, base, browser, path):
         for view_id in page.evaluate("() => [...document.querySelectorAll('[id^=bertviz-]')].map(e => e.id)"):
             check_bertviz(page, view_id)
         assert visit.dialogs == [], f"the page opened dialogs: {visit.dialogs}"
+        if path.startswith("notebooks/"):  # at the book's default width (the 1280 px window), nothing scrolls sideways
+            sideways = page.evaluate(SIDEWAYS)
+            assert sideways == [], f"{len(sideways)} things wider than the column:\n" + "\n".join(sideways[:20])
         assert visit.external == [], f"external requests after interaction: {visit.external}"
         weight = WEIGHTS[path] = page_weight(built_book, visit.local)
         assert weight["own"] <= MAX_PAGE_BYTES, f"{path}: {weight['own']} bytes of HTML and images"

@@ -13,7 +13,7 @@ export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv book test lab-test chromium vendor lab assignments execute benchmarks claims lint clean
+.PHONY: help venv book test lab-test chromium vendor lab assignments execute benchmarks claims diagrams lint clean
 
 help:
 	@echo "make book         create .venv, install, build the HTML book into _build/html"
@@ -26,6 +26,7 @@ help:
 	@echo "make benchmarks   print the performance tables"
 	@echo "make claims       measure every chapter's claims over seeds and numeric paths (authors; about an hour)"
 	@echo "make chromium     install Debian's Chromium for the browser tests (CI does; make test does not)"
+	@echo "make diagrams     authors: draw the schematics into notebooks/figures (book/diagrams.py; FORCE=1 to overwrite)"
 	@echo "make vendor       authors: refresh the vendored JavaScript from npm (book/vendor.py)"
 
 venv: $(STAMP)
@@ -77,10 +78,10 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
 
 assignments: $(STAMP)
-	$(PY) -m attn.grading notebooks _build/assignments $(if $(FORCE),--force)
+	$(PY) -m attn.book.grading notebooks _build/assignments $(if $(FORCE),--force)
 
 # Authors: re-execute a chapter in place, saving outputs and widget state (then commit it). No progress bars in
-# saved outputs (ATTN_PROGRESS=0, see attn/_progress.py): their text is timings, which nbval would compare. The
+# saved outputs (ATTN_PROGRESS=0, see attn/training/progress.py): their text is timings, which nbval would compare. The
 # retina figures are then stored as 256-colour PNGs (book/shrink_figures.py: a third of the bytes, the same look).
 execute: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make execute NB=notebooks/NN_name.ipynb"; exit 1; }
@@ -104,9 +105,13 @@ benchmarks: $(STAMP)
 claims: $(STAMP)
 	$(PY) benchmarks/claims.py $(if $(CHAPTERS),--chapters $(CHAPTERS))
 
+# Authors: the schematics are drawn in code (book/diagrams.py); a hand-edited file is kept unless FORCE=1.
+diagrams: $(STAMP)
+	$(PY) book/diagrams.py notebooks/figures $(if $(FORCE),--force)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check attn tests benchmarks book/_ext book/vendor.py book/shrink_figures.py
+	$(VENV)/bin/ruff format --check attn tests benchmarks book/_ext book/vendor.py book/shrink_figures.py book/diagrams.py
 
 # Keeps _build/assignments: instructors may have edited the student versions there.
 clean:

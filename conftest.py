@@ -11,7 +11,8 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent
-# No progress bars in the chapters run here (attn/_progress.py): nbval compares their outputs with the saved ones.
+# No progress bars in the chapters run here (attn/training/progress.py): nbval compares their outputs with the
+# saved ones.
 os.environ.setdefault("ATTN_PROGRESS", "0")
 
 

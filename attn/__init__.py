@@ -5,13 +5,13 @@ Chapters import it; it never imports a chapter. The core contract:
 - :func:`softmax`, score functions, :func:`attend`, :func:`scaled_dot_product_attention` (``attn.functional``)
 - :func:`causal_mask`, :func:`padding_mask`: boolean masks, ``True`` = may attend (``attn.masks``)
 - :class:`AdditiveAttention`, :class:`DotAttention`, :class:`GeneralAttention` and the GRU encoder-decoder
-  :class:`Seq2Seq` that learns to align (``attn.additive``)
+  :class:`Seq2Seq` that learns to align (``attn.seq2seq``)
 - :func:`content_addressing` and the end-to-end memory network :class:`MemN2N` (``attn.memn2n``)
 - :class:`MultiHeadAttention`, positional encodings, :class:`LayerNorm`, encoder and decoder layers, the
   encoder-decoder :class:`Transformer` and the decoder-only :class:`LanguageModel` (``attn.transformer``)
 """
 
-from attn.additive import AdditiveAttention, DotAttention, GeneralAttention, Seq2Seq, Seq2SeqConfig
+from attn.blocks import DecoderLayer, EncoderLayer, LayerNorm, LearnedPositions, MultiHeadAttention, SinusoidalPositions
 from attn.functional import (
     additive_scores,
     attend,
@@ -23,18 +23,8 @@ from attn.functional import (
 )
 from attn.masks import causal_mask, padding_mask
 from attn.memn2n import MemN2N, MemN2NConfig
-from attn.transformer import (
-    DecoderLayer,
-    EncoderLayer,
-    LanguageModel,
-    LanguageModelConfig,
-    LayerNorm,
-    LearnedPositions,
-    MultiHeadAttention,
-    SinusoidalPositions,
-    Transformer,
-    TransformerConfig,
-)
+from attn.seq2seq import AdditiveAttention, DotAttention, GeneralAttention, Seq2Seq, Seq2SeqConfig
+from attn.transformer import LanguageModel, LanguageModelConfig, Transformer, TransformerConfig
 
 __all__ = [
     "AdditiveAttention",

@@ -14,9 +14,8 @@ from contextlib import contextmanager
 
 import torch
 
-from attn._checks import check_positive_int
-from attn.functional import _shape
-from attn.transformer.attention import MultiHeadAttention
+from attn._checks import check_positive_int, shape_of
+from attn.blocks.attention import MultiHeadAttention
 
 __all__ = [
     "attention_entropy",
@@ -30,7 +29,7 @@ __all__ = [
 
 def _describe(x: object) -> object:
     """A tensor's shape, or the type of anything else (for error messages)."""
-    return _shape(x) if isinstance(x, torch.Tensor) else type(x).__name__
+    return shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
 
 
 def _check(weights: object) -> torch.Tensor:
@@ -83,7 +82,9 @@ def mass_on(weights: torch.Tensor, targets: torch.Tensor, queries: torch.Tensor 
     try:
         targets = torch.broadcast_to(targets, (B, Tq, Tk))
     except (RuntimeError, TypeError):
-        raise ValueError(f"targets must broadcast to (B, Tq, Tk) = ({B}, {Tq}, {Tk}), got {_shape(targets)}") from None
+        raise ValueError(
+            f"targets must broadcast to (B, Tq, Tk) = ({B}, {Tq}, {Tk}), got {shape_of(targets)}"
+        ) from None
     if targets.dtype != torch.bool:
         raise ValueError(f"targets must be a bool mask, got {targets.dtype}")
     mass = (weights * targets[:, None].to(weights.dtype)).sum(-1)  # (B, H, Tq)

@@ -12,7 +12,7 @@ import numbers
 
 import torch
 
-from attn._checks import check_dropout
+from attn._checks import broadcast_shapes, check_dropout, require_tensor, same_lead, shape_of
 
 __all__ = [
     "softmax",
@@ -20,32 +20,21 @@ __all__ = [
     "cosine_scores",
     "additive_scores",
     "attend",
+    "content_weighting",
+    "content_addressing",
     "scaled_dot_product_attention",
 ]
 
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
 
 
-def _shape(t: torch.Tensor) -> tuple[int, ...]:
-    return tuple(t.shape)
-
-
-def _require_tensor(name: str, x: object, min_dim: int) -> None:
-    if not isinstance(x, torch.Tensor):
-        raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if x.dim() < min_dim:
-        raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {_shape(x)}")
-    if not x.is_floating_point():
-        raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype} (shape {_shape(x)})")
-
-
 def _check_softmax_args(x: torch.Tensor, dim: int, temperature: object) -> float | torch.Tensor:
-    _require_tensor("x", x, 1)
+    require_tensor("x", x, 1)
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or not -x.dim() <= dim < x.dim():
-        raise ValueError(f"dim must be an int in [{-x.dim()}, {x.dim() - 1}] for x of shape {_shape(x)}, got {dim!r}")
+        raise ValueError(f"dim must be an int in [{-x.dim()}, {x.dim() - 1}] for x of shape {shape_of(x)}, got {dim!r}")
     if isinstance(temperature, torch.Tensor):
         if temperature.numel() != 1 or not temperature.is_floating_point():
-            raise ValueError(f"a tensor temperature must be one float, got {temperature.dtype} {_shape(temperature)}")
+            raise ValueError(f"a tensor temperature must be one float, got {temperature.dtype} {shape_of(temperature)}")
         _positive_finite("temperature", temperature.item())
     else:
         temperature = _positive_finite("temperature", temperature)
@@ -97,7 +86,7 @@ def softmax(x: torch.Tensor, dim: int = -1, temperature: float | torch.Tensor = 
     empty = None
     if bool(infinite.any()):
         if bool(torch.isposinf(row_max).any()):
-            raise ValueError(f"x contains +inf (shape {_shape(x)}): softmax is undefined there")
+            raise ValueError(f"x contains +inf (shape {shape_of(x)}): softmax is undefined there")
         empty = infinite  # rows that are -inf everywhere: nothing to attend to
         work = work.masked_fill(empty, 0.0)  # finite scores now, zero weights below: no NaN, no NaN gradient
         row_max = row_max.masked_fill(empty, 0.0)
@@ -128,6 +117,34 @@ def cosine_scores(query: torch.Tensor, key: torch.Tensor, eps: float = 1e-8) -> 
     return q @ k.transpose(-2, -1)
 
 
+def content_weighting(memory: torch.Tensor, key: torch.Tensor, strength: torch.Tensor | float) -> torch.Tensor:
+    """``w_i = softmax_i(β K[k, M_i])`` with cosine similarity K (NTM eqs. 5-6; the DNC's ``C(M, k, β)``).
+
+    memory ``(..., N, W)``, key ``(..., W)``, strength β ``(...)`` or a number, β >= 0 -> weights ``(..., N)``.
+    Several heads share a memory by giving key and strength a head dimension: memory ``(B, 1, N, W)``, key
+    ``(B, R, W)``, β ``(B, R)``.
+    """
+    require_tensor("memory", memory, min_dim=2)
+    require_tensor("key", key)
+    if key.shape[-1] != memory.shape[-1]:
+        raise ValueError(
+            f"key and memory rows must have the same width W, got key {tuple(key.shape)} "
+            f"and memory {tuple(memory.shape)}"
+        )
+    same_lead("content_weighting", memory=(memory, 2), key=(key, 1))
+    strength = torch.as_tensor(strength, dtype=key.dtype, device=key.device)
+    if strength.numel() and not bool(((strength >= 0) & torch.isfinite(strength)).all()):
+        raise ValueError(f"strength must be finite and >= 0, got values from {float(strength.min()):.4g} "
+                         f"to {float(strength.max()):.4g} (shape {tuple(strength.shape)})")  # fmt: skip
+    if broadcast_shapes(tuple(strength.shape), tuple(key.shape[:-1])) != tuple(key.shape[:-1]):
+        raise ValueError(
+            f"strength must broadcast to the key's leading dimensions {tuple(key.shape[:-1])}, got shape "
+            f"{tuple(strength.shape)}"
+        )
+    similarity = cosine_scores(key.unsqueeze(-2), memory).squeeze(-2)  # (..., N)
+    return softmax(strength.unsqueeze(-1) * similarity, dim=-1)
+
+
 def content_addressing(
     key: torch.Tensor, memory: torch.Tensor, strength: float | torch.Tensor = 1.0
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -137,21 +154,20 @@ def content_addressing(
     vector ``Σ_i w_i M_i`` ``(..., d)`` and the weights ``(..., M)``. β = 0 reads the mean of all rows; a large
     β reads the row most similar to the key.
     """
-    _require_tensor("key", key, 1)
-    _require_tensor("memory", memory, 2)
+    require_tensor("key", key, 1)
+    require_tensor("memory", memory, 2)
     if key.shape[-1] != memory.shape[-1]:
         raise ValueError(
-            f"key and memory rows must have the same size d, got key {_shape(key)} and memory {_shape(memory)}"
+            f"key and memory rows must have the same size d, got key {shape_of(key)} and memory {shape_of(memory)}"
         )
     if isinstance(strength, torch.Tensor):
         if strength.numel() != 1 or not bool(torch.isfinite(strength).all()) or bool((strength < 0).any()):
-            shown = strength.item() if strength.numel() == 1 else f"a tensor of shape {_shape(strength)}"
+            shown = strength.item() if strength.numel() == 1 else f"a tensor of shape {shape_of(strength)}"
             raise ValueError(f"strength must be one finite number >= 0, got {shown}")
     elif _finite_number("strength", strength) < 0:
         raise ValueError(f"strength must be >= 0, got {strength}")
-    scores = cosine_scores(key.unsqueeze(-2), memory)  # (..., 1, M)
-    read, weights = attend(scores * strength, memory)  # (..., 1, d), (..., 1, M)
-    return read.squeeze(-2), weights.squeeze(-2)
+    weights = content_weighting(memory, key, strength)  # (..., M)
+    return (weights.unsqueeze(-2) @ memory).squeeze(-2), weights  # (..., d), (..., M)
 
 
 def additive_scores(
@@ -162,17 +178,19 @@ def additive_scores(
     Shapes: query ``(..., Tq, d_q)``, key ``(..., Tk, d_k)``, ``W_q (d_a, d_q)``, ``W_k (d_a, d_k)``,
     ``v (d_a,)`` -> scores ``(..., Tq, Tk)``. Unlike the dot product, d_q and d_k may differ.
     """
-    _require_tensor("query", query, 2)
-    _require_tensor("key", key, 2)
+    require_tensor("query", query, 2)
+    require_tensor("key", key, 2)
     for name, W, x, x_name in (("W_q", W_q, query, "query"), ("W_k", W_k, key, "key")):
-        _require_tensor(name, W, 2)
+        require_tensor(name, W, 2)
         if W.dim() != 2 or W.shape[1] != x.shape[-1]:
             raise ValueError(
-                f"{name} must have shape (d_a, {x.shape[-1]}) to match {x_name} {_shape(x)}, got {_shape(W)}"
+                f"{name} must have shape (d_a, {x.shape[-1]}) to match {x_name} {shape_of(x)}, got {shape_of(W)}"
             )
-    _require_tensor("v", v, 1)
+    require_tensor("v", v, 1)
     if W_q.shape[0] != W_k.shape[0] or v.shape != (W_q.shape[0],):
-        raise ValueError(f"W_q, W_k and v must share d_a: got W_q {_shape(W_q)}, W_k {_shape(W_k)}, v {_shape(v)}")
+        raise ValueError(
+            f"W_q, W_k and v must share d_a: got W_q {shape_of(W_q)}, W_k {shape_of(W_k)}, v {shape_of(v)}"
+        )
     _same_dtype(query=query, key=key, W_q=W_q, W_k=W_k, v=v)
     _check_batch("query", query, "key", key)
     q = (query @ W_q.T).unsqueeze(-2)  # (..., Tq, 1, d_a)
@@ -227,7 +245,7 @@ def scaled_dot_product_attention(
     weights = _softmax_last(scores)  # (..., Tq, Tk)
     if weights.shape[-1] and bool(weights[..., 0].isnan().any()):  # a row with +inf or NaN scores is NaN throughout
         raise ValueError(
-            f"the scores Q Kᵀ · scale overflowed or are NaN (query {_shape(query)}, key {_shape(key)}): "
+            f"the scores Q Kᵀ · scale overflowed or are NaN (query {shape_of(query)}, key {shape_of(key)}): "
             f"the largest |query| is {query.abs().max().item():.3g}, |key| {key.abs().max().item():.3g}"
         )
     if empty is not None:
@@ -284,18 +302,18 @@ def _check_sdpa_args(
 ) -> None:
     check_dropout(dropout)
     _check_query_key(query, key)
-    _require_tensor("value", value, 2)
+    require_tensor("value", value, 2)
     _same_dtype(query=query, key=key, value=value)
     if key.shape[-2] != value.shape[-2]:
         raise ValueError(
             f"key has length Tk={key.shape[-2]} but value has length {value.shape[-2]} "
-            f"(key {_shape(key)}, value {_shape(value)})"
+            f"(key {shape_of(key)}, value {shape_of(value)})"
         )
-    batch = _broadcast_shapes(query.shape[:-2], key.shape[:-2])
-    if _broadcast_shapes(batch, value.shape[:-2]) is None:
+    batch = broadcast_shapes(query.shape[:-2], key.shape[:-2])
+    if broadcast_shapes(batch, value.shape[:-2]) is None:
         raise ValueError(
-            f"the leading (batch) dimensions of query {_shape(query)}, key {_shape(key)} and value "
-            f"{_shape(value)} do not broadcast"
+            f"the leading (batch) dimensions of query {shape_of(query)}, key {shape_of(key)} and value "
+            f"{shape_of(value)} do not broadcast"
         )
     if mask is not None:
         _check_mask(mask, (*batch, query.shape[-2], key.shape[-2]), query.device)
@@ -305,52 +323,39 @@ def _check_attend_args(
     scores: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None, dropout: float = 0.0
 ) -> None:
     check_dropout(dropout)
-    _require_tensor("scores", scores, 2)
-    _require_tensor("value", value, 2)
+    require_tensor("scores", scores, 2)
+    require_tensor("value", value, 2)
     if scores.shape[-1] != value.shape[-2]:
         raise ValueError(
             f"value has length Tk={value.shape[-2]} but the scores cover Tk={scores.shape[-1]} keys "
-            f"(scores {_shape(scores)}, value {_shape(value)})"
+            f"(scores {shape_of(scores)}, value {shape_of(value)})"
         )
     _same_dtype(scores=scores, value=value)
     _check_batch("scores", scores, "value", value)
     if mask is not None:
-        _check_mask(mask, _shape(scores), scores.device)
+        _check_mask(mask, shape_of(scores), scores.device)
     if bool(torch.isposinf(scores).any()):  # -inf is a key not to attend to; +inf is a score that overflowed
-        raise ValueError(f"scores contain +inf (shape {_shape(scores)}): did they overflow? Scale them down")
+        raise ValueError(f"scores contain +inf (shape {shape_of(scores)}): did they overflow? Scale them down")
 
 
 def _check_query_key(query: torch.Tensor, key: torch.Tensor) -> None:
-    _require_tensor("query", query, 2)
-    _require_tensor("key", key, 2)
+    require_tensor("query", query, 2)
+    require_tensor("key", key, 2)
     if query.shape[-1] == 0:
-        raise ValueError(f"query and key need d_k >= 1, got query {_shape(query)} and key {_shape(key)}")
+        raise ValueError(f"query and key need d_k >= 1, got query {shape_of(query)} and key {shape_of(key)}")
     if query.shape[-1] != key.shape[-1]:
         raise ValueError(
-            f"query and key must have the same d_k, got query {_shape(query)} (d_k={query.shape[-1]}) "
-            f"and key {_shape(key)} (d_k={key.shape[-1]})"
+            f"query and key must have the same d_k, got query {shape_of(query)} (d_k={query.shape[-1]}) "
+            f"and key {shape_of(key)} (d_k={key.shape[-1]})"
         )
     _same_dtype(query=query, key=key)
     _check_batch("query", query, "key", key)
 
 
-def _broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
-    """NumPy broadcasting of two shapes, or None if they do not broadcast (``torch.broadcast_shapes`` costs
-    ~50 µs a call, more than the attention it guards at a decoder step's size)."""
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    out = []
-    for x, y in zip(a, b, strict=True):
-        if x != y and x != 1 and y != 1:
-            return None
-        out.append(y if x == 1 else x)
-    return tuple(out)
-
-
 def _check_batch(a_name: str, a: torch.Tensor, b_name: str, b: torch.Tensor) -> None:
-    if _broadcast_shapes(a.shape[:-2], b.shape[:-2]) is None:
+    if broadcast_shapes(a.shape[:-2], b.shape[:-2]) is None:
         raise ValueError(
-            f"the leading (batch) dimensions of {a_name} {_shape(a)} and {b_name} {_shape(b)} do not broadcast"
+            f"the leading (batch) dimensions of {a_name} {shape_of(a)} and {b_name} {shape_of(b)} do not broadcast"
         )
 
 
@@ -364,7 +369,7 @@ def _check_mask(mask: torch.Tensor, scores_shape: tuple[int, ...], device: torch
         )
     if mask.device != device:
         raise ValueError(f"mask is on {mask.device} but the scores are on {device}")
-    if _broadcast_shapes(mask.shape, scores_shape) != scores_shape:
+    if broadcast_shapes(mask.shape, scores_shape) != scores_shape:
         raise ValueError(
-            f"mask of shape {_shape(mask)} does not broadcast to the scores' shape (..., Tq, Tk) = {scores_shape}"
+            f"mask of shape {shape_of(mask)} does not broadcast to the scores' shape (..., Tq, Tk) = {scores_shape}"
         )

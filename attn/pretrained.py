@@ -26,9 +26,9 @@ from safetensors.torch import load_file
 from tokenizers import Tokenizer
 from torch import nn
 
-from attn._checks import check_dropout, check_positive_int
-from attn.transformer.layers import LayerNorm
-from attn.transformer.models import Encoder, check_tokens
+from attn._checks import check_dropout, check_positive_int, check_tokens
+from attn.blocks import Encoder
+from attn.blocks.layers import LayerNorm
 
 __all__ = [
     "PACKAGE",
@@ -44,7 +44,7 @@ __all__ = [
     "load_weights",
     "load_bert",
     "load_tokenizer",
-    "tokenize",
+    "encode",
     "mean_pool",
     "embed_sentences",
     "read",
@@ -299,7 +299,7 @@ class Encoded:
     tokens: list[list[str]]
 
 
-def tokenize(tokenizer: Tokenizer, sentences: str | Sequence[str]) -> Encoded:
+def encode(tokenizer: Tokenizer, sentences: str | Sequence[str]) -> Encoded:
     """WordPiece ids for one sentence or a batch: ``[CLS] word pieces [SEP] [PAD]...``."""
     sentences = _sentences(sentences)
     batch = tokenizer.encode_batch(list(sentences))
@@ -333,7 +333,7 @@ def embed_sentences(model: Bert, tokenizer: Tokenizer, sentences: Sequence[str],
     batch_size = check_positive_int("batch_size", batch_size)
     out = []
     for i in range(0, len(sentences), batch_size):
-        ids = tokenize(tokenizer, sentences[i : i + batch_size]).ids
+        ids = encode(tokenizer, sentences[i : i + batch_size]).ids
         out.append(mean_pool(model(ids, need_weights=False).hidden, ids, model.config.pad))
     return torch.cat(out)
 
@@ -344,7 +344,7 @@ def read(model: Bert, tokenizer: Tokenizer, sentence: str) -> tuple[tuple[torch.
     (the form bertviz and :func:`attn.viz.head_grid` take). An empty sentence is a ValueError."""
     if not isinstance(sentence, str) or not sentence.strip():
         raise ValueError("the sentence is empty: type a few words, e.g. 'The cat sat on the mat.'")
-    encoded = tokenize(tokenizer, sentence)
+    encoded = encode(tokenizer, sentence)
     if len(encoded.tokens[0]) >= MAX_TOKENS and tokenizer.encode(sentence).overflowing:
         raise ValueError(
             f"the sentence is longer than the model reads: more than {MAX_TOKENS} word pieces with [CLS] and [SEP]; "

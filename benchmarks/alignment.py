@@ -25,9 +25,9 @@ import torch.nn.functional as F
 from common import ROOT, median_seconds, peak_extra_mib, time_notebook
 from tqdm import tqdm
 
-from attn.additive import AdditiveAttention, DotAttention, GeneralAttention
 from attn.data import make_corpus
-from attn.train import evaluate_translation, seeded, train_translator
+from attn.seq2seq import AdditiveAttention, DotAttention, GeneralAttention, evaluate_translation, train_translator
+from attn.training import seeded
 
 GOAL = 0.95
 KINDS = ["additive", "dot", "general", "none"]

@@ -31,7 +31,7 @@ from common import ROOT, median_seconds, peak_extra_mib, time_notebook
 from attn.data.babi import build_vocab, read_task, vectorize
 from attn.memn2n import MemN2N, MemN2NConfig, memory_read, train_memn2n
 from attn.memn2n.__main__ import main as memn2n_main
-from attn.train import seeded
+from attn.training import seeded
 
 DATA = ROOT.parent / "shared" / "babi" / "en"
 

@@ -1,6 +1,6 @@
 """The chapters' claims about trained models, measured over seeds and numeric paths: where the margins come from.
 
-Every cell whose numbers come from training checks the claims the prose makes with ``attn.claims.claim`` (a
+Every cell whose numbers come from training checks the claims the prose makes with ``attn.book.claims.claim`` (a
 bound, not a digit). This script executes each chapter that has a ``SEED = 0`` parameter (its first code cell)
 once per seed and numeric path, each in a fresh kernel, collects every claim the runs checked (from the outputs'
 metadata), and prints one row per claim: its bound, the smallest and largest value measured, the committed run's
@@ -8,7 +8,7 @@ value, and in how many runs it held (a claim that does not hold is recorded and 
 from this table with a margin; a claim that does not hold in every run is not a claim, and its prose is
 rewritten.
 
-Numeric paths: "as is" (this machine's kernels) and "portable" (``attn.claims.SECOND_NUMERIC_PATH``: torch's
+Numeric paths: "as is" (this machine's kernels) and "portable" (``attn.book.claims.SECOND_NUMERIC_PATH``: torch's
 default CPU kernels and MKL's compatible path, which stand in for another CPU).
 
     .venv/bin/python benchmarks/claims.py [--seeds 0 1 2 3 4] [--chapters 02 03] [--jobs 2] [--json out.json]
@@ -29,7 +29,7 @@ import nbformat
 from common import ROOT
 from nbclient import NotebookClient
 
-from attn.claims import SECOND_NUMERIC_PATH, Claim, recorded_claims
+from attn.book.claims import SECOND_NUMERIC_PATH, Claim, recorded_claims
 
 PATHS = {"as is": {}, "portable": SECOND_NUMERIC_PATH}
 PARAMETER = re.compile(r"^SEED = 0\b", re.MULTILINE)
@@ -46,7 +46,7 @@ def with_seed(nb: nbformat.NotebookNode, seed: int) -> nbformat.NotebookNode:
 
 
 # Measuring, a claim that does not hold is recorded and the chapter goes on, so that every claim gets its values.
-KEEP_GOING = """from attn.claims import ClaimError, claim as _claim
+KEEP_GOING = """from attn.book.claims import ClaimError, claim as _claim
 
 
 def claim(*args, **kwargs):  # benchmarks/claims.py: record a claim that does not hold, and go on

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import torch
 from tqdm import tqdm
 
-from attn.train import seeded
+from attn.training import seeded
 from attn.transformer import LanguageModel, LanguageModelConfig
 
 VOCAB, BATCH = 62, 4  # the chapter corpus's vocabulary; a few sentences, as the sampling panel writes

@@ -25,7 +25,7 @@ from torch import nn
 
 from attn.data.memory_tasks import copy_task
 from attn.memory import DNC, NTM, DNCConfig, LSTMBaseline, NTMConfig, bit_loss, errors_per_sequence
-from attn.train import seeded
+from attn.training import seeded
 
 GOAL = 0.9  # share of held-out training-length sequences with no bit wrong
 CHECK_EVERY = 25

@@ -2,7 +2,7 @@
 
 Prints, measured in one run:
 
-1. ``attn.transformer.MultiHeadAttention`` vs ``torch.nn.MultiheadAttention(batch_first=True)`` with the same
+1. ``attn.blocks.MultiHeadAttention`` vs ``torch.nn.MultiheadAttention(batch_first=True)`` with the same
    (copied) weights, causal self-attention on x ``(B, T, d_model)``, forward+backward: "weights" rows keep the
    per-head weights (ours ``need_weights=True``; torch ``need_weights=True, average_attn_weights=False``),
    "fused" rows do not (``need_weights=False`` in both); median times (the two timed in alternation), their
@@ -11,7 +11,7 @@ Prints, measured in one run:
    against ``torch.nn.Transformer`` (without the final LayerNorms a post-LN stack does not have) with the same
    sizes, embeddings, positions, output layer and masks (checked once to compute the same function), on the
    same batches of the translation corpus (batch 64, Adam lr 1e-3, gradient clipping 1.0 as in
-   ``attn.train.fit``): steps and target tokens per second and the peak memory a few steps add; the attn model
+   ``attn.training.fit``): steps and target tokens per second and the peak memory a few steps add; the attn model
    with ``need_weights=True`` shows what keeping the weights costs;
 3. (not with ``--quick``) the time to execute chapters 5-8 from a fresh kernel.
 
@@ -33,11 +33,12 @@ from common import ROOT, paired_medians, peak_extra_mib, time_notebook
 from torch import nn
 from tqdm import tqdm
 
+from attn.blocks import MultiHeadAttention, sinusoidal_positions
 from attn.data.translation import Batch, make_corpus
 from attn.data.translation import encode_batch as encode
 from attn.masks import causal_mask
-from attn.train import seeded
-from attn.transformer import MultiHeadAttention, Transformer, TransformerConfig, sinusoidal_positions
+from attn.training import seeded
+from attn.transformer import Transformer, TransformerConfig
 
 GOALS = {"weights": 1.1, "fused": 1.05, "training": 0.9}  # attn / torch time at most; attn / torch tokens/s at least
 # (B, T, d_model, h)

@@ -38,7 +38,7 @@ from common import peak_extra_mib
 from torch import nn
 
 from attn.data.scenes import make_scenes, scene_splits
-from attn.train import seeded
+from attn.training import seeded
 from attn.vision import (
     PooledNet,
     RAMConfig,

@@ -153,7 +153,7 @@ SHORTCUTS = {
         # a constant: no experiment at all
         "def blurred_exact_match(model, pairs, corpus, mix):\n    return 0.5",
         # the library's blurred attention does the experiment
-        "from attn.additive import BlurredAttention as Blur\n"
+        "from attn.seq2seq import BlurredAttention as Blur\n"
         "def blurred_exact_match(model, pairs, corpus, mix):\n"
         "    learned = model.attention\n"
         "    model.attention = Blur(learned, mix)\n"
@@ -238,7 +238,7 @@ ALSO_CORRECT = {
     # [CLS] is position 0: its column averaged by hand; heads switched off by zeroing W_o's columns directly
     "ex3-cls-parking": [
         "def cls_parking_test(bert, tokenizer, texts, k):\n"
-        "    batch = tokenize(tokenizer, texts)\n"
+        "    batch = encode(tokenizer, texts)\n"
         "    real = (batch.ids != 0).float()  # (B, T)\n"
         "    with torch.no_grad():\n"
         "        weights = bert(batch.ids).attention\n"
@@ -379,8 +379,8 @@ SHORTCUTS["ex2-mask-tokens"] = [
     "from attn.data.language import mask_tokens as corrupt\n"
     "def my_mask_tokens(tokens, mask, vocab_size, rate=0.15, generator=None):\n"
     "    return corrupt(tokens, mask, vocab_size, rate, generator)",
-    "import attn.train\ndef my_mask_tokens(tokens, mask, vocab_size, rate=0.15, generator=None):\n"
-    "    return attn.train.language_model_batch(tokens, 'masked', mask, vocab_size, generator)",
+    "import attn.transformer\ndef my_mask_tokens(tokens, mask, vocab_size, rate=0.15, generator=None):\n"
+    "    return attn.transformer.language_model_batch(tokens, 'masked', mask, vocab_size, generator)",
 ]
 SHORTCUTS["ex1-sentence-embedding"] = [
     "from attn.pretrained import mean_pool\ndef sentence_embedding(hidden, ids, pad=0):\n"

@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 from torch import nn
 
 import attn
-from attn.additive import (
+from attn.data import make_corpus
+from attn.data.translation import encode_batch
+from attn.seq2seq import (
     AdditiveAttention,
     BlurredAttention,
     DotAttention,
@@ -17,9 +19,7 @@ from attn.additive import (
     Seq2SeqConfig,
     translate,
 )
-from attn.data import make_corpus
-from attn.data.translation import encode_batch
-from attn.train import seeded
+from attn.training import seeded
 
 
 def random_inputs(B=3, Tk=5, d=6, seed=0):

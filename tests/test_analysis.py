@@ -16,9 +16,10 @@ from attn.analysis import (
     mass_on,
     previous_token_targets,
 )
+from attn.blocks import MultiHeadAttention
 from attn.data.sequences import repeated_sequences
-from attn.train import seeded
-from attn.transformer import LanguageModel, LanguageModelConfig, MultiHeadAttention
+from attn.training import seeded
+from attn.transformer import LanguageModel, LanguageModelConfig
 
 
 def random_weights(B, H, Tq, Tk, seed=0, drop=True):

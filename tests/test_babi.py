@@ -15,10 +15,10 @@ from attn.data.babi import (
     read_stories,
     read_task,
     task_file,
-    tokenize,
     vectorize,
     write_stories,
 )
+from attn.data.vocab import tokenize
 
 BABI = Path(__file__).resolve().parents[2] / "shared" / "babi" / "en"
 needs_babi = pytest.mark.skipif(not BABI.is_dir(), reason=f"the real bAbI 1k files are not at {BABI}")

@@ -30,12 +30,14 @@ import torch
 import torch.nn.functional as F
 
 import attn
-from attn.additive import Seq2Seq, Seq2SeqConfig
+from attn.blocks import MultiHeadAttention
 from attn.data import make_corpus
-from attn.data.babi import parse_stories, read_stories, split_sentences, task_file, tokenize
+from attn.data.babi import parse_stories, read_stories, split_sentences, task_file
+from attn.data.vocab import tokenize
 from attn.memn2n import MemN2NConfig, MemN2NRun, train_memn2n
 from attn.memn2n.__main__ import main as memn2n_main
-from attn.transformer import LanguageModel, LanguageModelConfig, MultiHeadAttention
+from attn.seq2seq import Seq2Seq, Seq2SeqConfig
+from attn.transformer import LanguageModel, LanguageModelConfig
 from attn.transformer.translate import sample_sentences
 from attn.viz import bar_weights, heatmap
 
@@ -311,7 +313,7 @@ def cases(tmp: Path) -> list[Case]:
         Case(
             "sinusoidal_positions",
             "value",
-            lambda: attn.transformer.sinusoidal_positions(0, 4),
+            lambda: attn.blocks.sinusoidal_positions(0, 4),
             ValueError,
             "T must be a positive int",
         ),
@@ -553,9 +555,9 @@ def test_removing_one_check_makes_the_catalogue_fail(monkeypatch, tmp_path):
     accents = next(c for c in catalogue if c.entry == "tokenize" and c.kind == "text")  # "José likes the café."
     assert "José" in inspect.getsource(accents.call)
     assert check(vocab_case) is None and check(accents) is None
-    monkeypatch.setattr("attn.additive.check_positive_int", lambda name, value: value)
+    monkeypatch.setattr("attn.seq2seq.model.check_positive_int", lambda name, value: value)
     ascii_only = SimpleNamespace(normalize=lambda form, text: text, category=lambda c: "Ll" if c.isascii() else "Zs")
-    monkeypatch.setattr("attn.data.babi.unicodedata", ascii_only)
+    monkeypatch.setattr("attn.data.vocab.unicodedata", ascii_only)
     assert check(vocab_case) is not None
     assert check(accents) is not None
 

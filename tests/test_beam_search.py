@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from attn.data import make_corpus
-from attn.train import seeded
+from attn.training import seeded
 from attn.transformer import Transformer, TransformerConfig
 from attn.transformer.translate import beam_search, length_penalty_of, translate
 

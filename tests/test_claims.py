@@ -1,4 +1,4 @@
-"""attn.claims: a chapter's claims about a trained model are bounds, checked in code, failing by name."""
+"""attn.book.claims: a chapter's claims about a trained model are bounds, checked in code, failing by name."""
 
 import math
 
@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attn.claims import METADATA_KEY, Claim, ClaimError, claim, recorded_claims
+from attn.book.claims import METADATA_KEY, Claim, ClaimError, claim, recorded_claims
 
 
 def test_a_claim_that_holds_shows_the_bound_and_this_runs_value(capsys):

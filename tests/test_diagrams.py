@@ -14,11 +14,13 @@ import torch
 from torch import nn
 
 import attn
-from attn.mixers import TokenMixer
-from attn.transformer.layers import FeedForward
-from attn.viz import diagrams
+from attn.blocks.layers import FeedForward
+from attn.transformer.mixers import TokenMixer
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book"))  # the schematics are drawn at build time by book/diagrams.py, not by attn
+import diagrams  # noqa: E402
+
 FIGURES_DIR = ROOT / "notebooks" / "figures"
 SVG = "{http://www.w3.org/2000/svg}"
 NAMES = sorted(diagrams.FIGURES)
@@ -33,10 +35,10 @@ def labels(name: str) -> str:
 @pytest.mark.parametrize("name", NAMES)
 def test_committed_file_is_what_the_generator_draws(name):
     path = FIGURES_DIR / f"{name}.svg"
-    assert path.is_file(), f"{path} is missing: run python -m attn.viz.diagrams notebooks/figures --force"
+    assert path.is_file(), f"{path} is missing: run python book/diagrams.py notebooks/figures --force"
     assert path.read_bytes() == diagrams.FIGURES[name]().encode("utf-8"), (
-        f"{path.relative_to(ROOT)} differs from attn/viz/diagrams.py: edit the generator, not the file, and run "
-        "python -m attn.viz.diagrams notebooks/figures --force"
+        f"{path.relative_to(ROOT)} differs from book/diagrams.py: edit the generator, not the file, and run "
+        "python book/diagrams.py notebooks/figures --force"
     )
 
 
@@ -107,7 +109,7 @@ def test_bahdanau_names_the_additive_score_parameters():
     assert "nn.GRU," in words and isinstance(model.encoder, nn.GRU) and model.encoder.bidirectional
     assert "nn.GRUCell" in words and isinstance(model.decoder, nn.GRUCell)
     assert "(B, S, D)" in words and "(B, S, D)" in attn.Seq2Seq.encode.__doc__
-    assert "alignments (B, T, S)" in words and "(B, T, S)" in attn.additive.Seq2SeqOutput.__doc__
+    assert "alignments (B, T, S)" in words and "(B, T, S)" in attn.seq2seq.Seq2SeqOutput.__doc__
 
 
 def test_memory_hops_names_the_tables_memn2n_has():
@@ -207,7 +209,7 @@ def test_cli_writes_leaves_equal_files_alone_and_refuses_to_overwrite(tmp_path, 
 
 def test_cli_as_a_module_exits_1_on_a_differing_file(tmp_path):
     (tmp_path / "bert_vs_gpt.svg").write_text("<svg/>", encoding="utf-8")
-    command = [sys.executable, "-m", "attn.viz.diagrams", str(tmp_path)]
+    command = [sys.executable, str(ROOT / "book" / "diagrams.py"), str(tmp_path)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert result.returncode == 1 and result.stderr.startswith("error: ") and "bert_vs_gpt.svg" in result.stderr
@@ -283,13 +285,13 @@ def test_ntm_names_the_modules_and_addressing_functions_of_the_code():
 
 
 def test_dnc_step_names_the_bookkeeping_functions_in_the_order_forward_calls_them():
-    from attn.memory import DNC, dnc
+    from attn.memory import DNC, dynamic_allocation, temporal_linkage
 
     words = labels("dnc_step").replace("\u2002", "  ")
     drawn = ("retention", "usage", "allocation", "write_weighting", "link_matrix", "precedence",
              "directional_weightings", "read_weighting")  # fmt: skip
     for name in drawn:
-        assert name in words and name in dnc.__all__
+        assert name in words and name in dynamic_allocation.__all__ + temporal_linkage.__all__
     assert "cʷ = C(Mₜ₋₁, kʷ, βʷ)" in words and "cʳ = C(Mₜ, kʳ, βʳ)" in words  # before and after the write
     assert "C(M, k, β) = content_weighting" in words and "C(M, k, β)" in attn.memory.content_weighting.__doc__
     assert "write → Mₜ" in words and "read → rₜ" in words
@@ -314,19 +316,19 @@ def test_dnc_step_names_the_bookkeeping_functions_in_the_order_forward_calls_the
     links, p, memory = torch.rand(B, N, N), torch.rand(B, N).softmax(-1), torch.randn(B, N, W)
     for shape in ("(B, R, N)", "(B, N, N)", "(B, N)", "(B, N, W)"):
         assert shape in words
-    psi = dnc.retention(torch.rand(B, R), w_read)
-    u_t = dnc.usage(u, w_write, psi)
+    psi = dynamic_allocation.retention(torch.rand(B, R), w_read)
+    u_t = dynamic_allocation.usage(u, w_write, psi)
     c_w = attn.memory.content_weighting(memory, torch.randn(B, W), torch.ones(B))
-    w_t = dnc.write_weighting(dnc.allocation(u_t), c_w, 0.5, 1.0)
-    L_t = dnc.link_matrix(links, w_t, p)
-    forward_w, backward_w = dnc.directional_weightings(L_t, w_read)
+    w_t = dynamic_allocation.write_weighting(dynamic_allocation.allocation(u_t), c_w, 0.5, 1.0)
+    L_t = temporal_linkage.link_matrix(links, w_t, p)
+    forward_w, backward_w = temporal_linkage.directional_weightings(L_t, w_read)
     assert torch.allclose(forward_w, (L_t @ w_read.transpose(1, 2)).transpose(1, 2))  # f = L_t w^r_{t-1}
     assert torch.allclose(backward_w, (L_t.transpose(1, 2) @ w_read.transpose(1, 2)).transpose(1, 2))  # b = Lᵀ w
     assert "f = Lₜ wʳₜ₋₁,  b = Lₜᵀ wʳₜ₋₁" in words
     c_r = torch.rand(B, R, N).softmax(-1)
     for k, mode in enumerate((backward_w, c_r, forward_w)):  # π[1] picks b, π[2] cʳ, π[3] f
         modes = nn.functional.one_hot(torch.full((B, R), k), 3).float()
-        assert torch.allclose(dnc.read_weighting(backward_w, c_r, forward_w, modes), mode)
+        assert torch.allclose(temporal_linkage.read_weighting(backward_w, c_r, forward_w, modes), mode)
     assert "π[1] b + π[2] cʳ + π[3] f" in words
     assert "L_t uses p_{t-1}" in forward and "from Lₜ₋₁, wʷₜ, pₜ₋₁" in words
 
@@ -388,7 +390,8 @@ def test_vit_names_the_attributes_and_shapes_of_the_code():
 
 
 def test_positions_names_the_tables_and_the_scaling_of_the_code():
-    from attn.transformer import Embedding, LearnedPositions, SinusoidalPositions, sinusoidal_positions
+    from attn.blocks import LearnedPositions, SinusoidalPositions, sinusoidal_positions
+    from attn.transformer import Embedding
     from attn.transformer.models import POSITIONS
 
     words = labels("positions").replace("\u2002", "  ")

@@ -424,13 +424,13 @@ def test_attend_properties_on_adversarial_scores(problem):
     b=st.lists(st.sampled_from([1, 2, 3]), max_size=4),
 )
 def test_shape_broadcasting_agrees_with_torch(a, b):
-    from attn.functional import _broadcast_shapes
+    from attn._checks import broadcast_shapes
 
     try:
         expected = tuple(torch.broadcast_shapes(tuple(a), tuple(b)))
     except RuntimeError:
         expected = None
-    assert _broadcast_shapes(tuple(a), tuple(b)) == expected
+    assert broadcast_shapes(tuple(a), tuple(b)) == expected
 
 
 def test_content_addressing_is_the_ntm_equation_written_out():

@@ -6,15 +6,10 @@ import itertools
 import pytest
 import torch
 
+from attn.blocks import KeyValue, MultiHeadAttention
 from attn.data.vocab import Vocab
-from attn.train import seeded
-from attn.transformer import (
-    KeyValue,
-    KeyValueCache,
-    LanguageModel,
-    LanguageModelConfig,
-    MultiHeadAttention,
-)
+from attn.training import seeded
+from attn.transformer import KeyValueCache, LanguageModel, LanguageModelConfig
 from attn.transformer.translate import sample_sentences
 
 V = 17

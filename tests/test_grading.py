@@ -5,7 +5,7 @@ import pytest
 import torch
 from notebook_utils import NOTEBOOKS
 
-from attn.grading import main, write_assignments
+from attn.book.grading import main, write_assignments
 
 
 def test_assignments_are_written_and_never_overwritten_silently(tmp_path, capsys):
@@ -39,7 +39,7 @@ def test_forbid_blocks_ready_made_functions_and_restores_them():
     import torch
 
     import attn
-    from attn.grading import forbid
+    from attn.book.grading import forbid
 
     x = torch.tensor([1.0, 2.0])
     before = torch.softmax(x, 0)
@@ -64,7 +64,7 @@ def test_forbid_blocks_a_name_the_solution_bound_before_the_check():
     exec(
         "import torch\n"
         "from attn.vision import patchify\n"
-        "from attn.grading import forbid\n"
+        "from attn.book.grading import forbid\n"
         "sm = torch.softmax\n"
         "def shortcut(x):\n"
         "    return patchify(x, 2)\n"
@@ -135,7 +135,7 @@ SHORTCUTS = {
 
 @pytest.mark.parametrize("way", SHORTCUTS)
 def test_check_written_finds_the_forbidden_function_however_it_is_reached(tmp_path, way):
-    from attn.grading import check_written
+    from attn.book.grading import check_written
 
     before, solution = SHORTCUTS[way]
     namespace = notebook(tmp_path, before, solution)
@@ -145,11 +145,11 @@ def test_check_written_finds_the_forbidden_function_however_it_is_reached(tmp_pa
 
 def test_check_written_accepts_solutions_written_from_the_idea(tmp_path):
     """Correct answers written in other ways than the book's, using torch's other functions, pass."""
-    from attn.grading import check_written, forbid
+    from attn.book.grading import check_written, forbid
 
     namespace = notebook(
         tmp_path,
-        "import torch\nimport attn\nfrom attn.grading import forbid\nsoftmax_like = 3",
+        "import torch\nimport attn\nfrom attn.book.grading import forbid\nsoftmax_like = 3",
         """
         def stable_softmax(x, temperature=1.0):
             z = x / temperature
@@ -172,7 +172,7 @@ def test_forbid_blocks_library_functions_that_call_the_forbidden_one(tmp_path):
     calls attn.functional's softmax, which the block replaces."""
     namespace = notebook(
         tmp_path,
-        "import torch\nimport attn\nfrom attn.grading import forbid",
+        "import torch\nimport attn\nfrom attn.book.grading import forbid",
         "def answer(e, H):\n    return attn.attend(e[None], H)[0][0]",
         "outcome = None\ntry:\n    with forbid('attn.softmax', solution=answer):\n"
         "        answer(torch.zeros(3), torch.eye(3))\nexcept AssertionError as error:\n    outcome = str(error)",

@@ -15,20 +15,23 @@ from hypothesis import strategies as st  # noqa: E402
 from panel_utils import shown  # noqa: E402
 from torch_reference import close, randn  # noqa: E402
 
+from attn.blocks import EncoderLayer  # noqa: E402
 from attn.data.language import MASK, encode_sentences, make_text_corpus, mask_tokens  # noqa: E402
 from attn.data.sequences import IGNORE, repeated_sequences  # noqa: E402
 from attn.data.translation import NUMBER, make_corpus, parse_english, render, sample_sentence  # noqa: E402
 from attn.data.vocab import Vocab  # noqa: E402
-from attn.train import (  # noqa: E402
+from attn.training import seeded  # noqa: E402
+from attn.transformer import (  # noqa: E402
     OBJECTIVES,
+    LanguageModel,
+    LanguageModelConfig,
+    TransformerConfig,
     fill_in,
     language_model_batch,
     language_model_loss,
-    seeded,
     token_losses,
     train_language_model,
 )
-from attn.transformer import EncoderLayer, LanguageModel, LanguageModelConfig, TransformerConfig  # noqa: E402
 from attn.transformer.translate import sample_sentences  # noqa: E402
 from attn.viz.widgets import head_panel, sampling_panel  # noqa: E402
 

@@ -24,7 +24,7 @@ from attn.memn2n import (
     train_memn2n,
 )
 from attn.memn2n.__main__ import TaskResult, find_reference, main, parse_tasks, pick, read_reference
-from attn.train import seeded
+from attn.training import seeded
 
 
 def make(seed=0, **kw):

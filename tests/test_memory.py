@@ -41,7 +41,7 @@ from attn.memory import (
     write,
     write_weighting,
 )
-from attn.train import seeded
+from attn.training import seeded
 
 T = torch.tensor
 
@@ -355,10 +355,11 @@ def test_model_and_task_errors(call, words):
 
 def test_every_public_function_is_exported():
     import attn.memory as memory
-    from attn.memory import access, addressing, dnc, models
+    from attn.memory import access, addressing, baseline, dnc, dynamic_allocation, measures, ntm, temporal_linkage
     from attn.memory import train as memory_train
 
-    for module in (access, addressing, dnc, models, memory_train):
+    modules = (access, addressing, dynamic_allocation, temporal_linkage, ntm, dnc, baseline, measures, memory_train)
+    for module in modules:
         missing = set(module.__all__) - set(memory.__all__)
         assert not missing, (module.__name__, missing)
 

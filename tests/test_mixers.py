@@ -4,8 +4,9 @@ import pytest
 import torch
 
 from attn.data.sequences import lookup_tokens, tagging_task
-from attn.mixers import MixerTagger, TokenMixer, train_mixer_tagger
-from attn.train import seeded, tagging_accuracy, train_tagger
+from attn.training import seeded
+from attn.transformer import tagging_accuracy, train_tagger
+from attn.transformer.mixers import MixerTagger, TokenMixer, train_mixer_tagger
 
 
 @pytest.mark.parametrize("kind", ["attention", "linear", "conv"])

@@ -3,8 +3,8 @@ and student on a second numeric path.
 
 nbval (``make test``) re-executes each chapter on this machine's kernels and compares the outputs of the
 deterministic cells with the committed ones. Cells whose numbers come from training are tagged
-``nbval-ignore-output`` and check in code, with ``attn.claims.claim``, every claim the prose makes. The student
-version of each chapter runs here on a second numeric path (``attn.claims.SECOND_NUMERIC_PATH``: another CPU's
+``nbval-ignore-output`` and check in code, with ``attn.book.claims.claim``, every claim the prose makes. The student
+version of each chapter runs here on a second numeric path (``attn.book.claims.SECOND_NUMERIC_PATH``: another CPU's
 kernels, in effect): its claims must hold there too, and its deterministic outputs must equal the committed ones.
 """
 
@@ -35,8 +35,8 @@ from notebook_utils import (
 from PIL import Image
 from submissions import ALSO_CORRECT, SHORTCUTS
 
-from attn.claims import SECOND_NUMERIC_PATH, recorded_claims
-from attn.grading import grade_cells, student_version
+from attn.book.claims import SECOND_NUMERIC_PATH, recorded_claims
+from attn.book.grading import grade_cells, student_version
 
 MAX_NOTEBOOK_BYTES = 700_000  # the largest, chapter 11, embeds bertviz views and widget state (about 500 KB)
 CALLS_CLAIM = re.compile(r"^\s*claim\(|[^.\w]claim\(", re.MULTILINE)

@@ -25,15 +25,15 @@ from attn.pretrained import (
     ModelNotInstalledError,
     checkpoint_names,
     embed_sentences,
+    encode,
     load_bert,
     load_tokenizer,
     load_weights,
     mean_pool,
     model_dir,
     read,
-    tokenize,
 )
-from attn.train import seeded
+from attn.training import seeded
 
 transformers = pytest.importorskip("transformers", reason="the reference model needs transformers")
 
@@ -94,7 +94,7 @@ def run_both(bert, hf_bert, ids, segments=None):
 
 @pytest.mark.parametrize("sentence", SENTENCES, ids=range(len(SENTENCES)))
 def test_one_sentence_matches_transformers(bert, tokenizer, hf_bert, sentence):
-    ids = tokenize(tokenizer, sentence).ids
+    ids = encode(tokenizer, sentence).ids
     ours, theirs = run_both(bert, hf_bert, ids)
     assert ours.hidden.shape == (1, ids.shape[1], 384)
     close(ours.hidden, theirs.last_hidden_state)
@@ -104,7 +104,7 @@ def test_one_sentence_matches_transformers(bert, tokenizer, hf_bert, sentence):
 
 
 def test_padded_batch_matches_transformers_on_real_tokens(bert, tokenizer, hf_bert):
-    encoded = tokenize(tokenizer, SENTENCES)
+    encoded = encode(tokenizer, SENTENCES)
     ids, lengths = encoded.ids, [len(t) for t in encoded.tokens]
     assert min(lengths) < ids.shape[1] == max(lengths)  # really padded
     ours, theirs = run_both(bert, hf_bert, ids)
@@ -125,7 +125,7 @@ def test_padded_batch_embeddings_equal_one_sentence_at_a_time(bert, tokenizer):
 
 
 def test_embed_sentences_is_mean_pooling_of_transformers(bert, tokenizer, hf_bert):
-    ids = tokenize(tokenizer, SENTENCES).ids
+    ids = encode(tokenizer, SENTENCES).ids
     keep = (ids != 0).float()[..., None]
     with torch.no_grad():
         hidden = hf_bert(input_ids=ids, attention_mask=keep[..., 0].long()).last_hidden_state
@@ -160,8 +160,8 @@ def test_read_gives_every_layers_attention_and_the_tokens(bert, tokenizer):
 # ---------------------------------------------------------------- the tokenizer
 
 
-def test_tokenize_matches_transformers_tokenizer(tokenizer, hf_tokenizer):
-    encoded = tokenize(tokenizer, SENTENCES)
+def test_encode_matches_transformers_tokenizer(tokenizer, hf_tokenizer):
+    encoded = encode(tokenizer, SENTENCES)
     expected = hf_tokenizer(SENTENCES, padding=True, return_tensors="pt")
     assert torch.equal(encoded.ids, expected["input_ids"])
     assert encoded.ids.dtype == torch.long
@@ -171,13 +171,13 @@ def test_tokenize_matches_transformers_tokenizer(tokenizer, hf_tokenizer):
         assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and "[PAD]" not in tokens
         assert (row[n:] == 0).all() and (row[:n] != 0).all()
         assert tokens == hf_tokenizer.convert_ids_to_tokens(row[:n].tolist())
-    assert tokenize(tokenizer, "the cat").tokens == [["[CLS]", "the", "cat", "[SEP]"]]
+    assert encode(tokenizer, "the cat").tokens == [["[CLS]", "the", "cat", "[SEP]"]]
 
 
 @pytest.mark.parametrize("sentences", [[], ["fine", 3], 3], ids=["empty", "not-a-string", "int"])
-def test_tokenize_refuses_anything_but_strings(tokenizer, sentences):
+def test_encode_refuses_anything_but_strings(tokenizer, sentences):
     with pytest.raises(ValueError, match="sentences must be a string or a non-empty list of strings"):
-        tokenize(tokenizer, sentences)
+        encode(tokenizer, sentences)
 
 
 # ---------------------------------------------------------------- checkpoint names and loading

@@ -1,4 +1,4 @@
-"""attn.seeds.over_seeds: the same results in worker processes as here, one thread each."""
+"""attn.training.over_seeds: the same results in worker processes as here, one thread each."""
 
 import time
 from functools import partial
@@ -6,8 +6,7 @@ from functools import partial
 import pytest
 import torch
 
-from attn.seeds import Background, over_runs, over_seeds
-from attn.train import fit, seeded
+from attn.training import Background, fit, over_runs, over_seeds, seeded
 
 
 def _train(steps: int, seed: int) -> tuple[list[float], torch.Tensor]:

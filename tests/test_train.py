@@ -10,7 +10,9 @@ from torch import nn
 
 from attn.data import make_corpus
 from attn.data.sequences import tagging_task
-from attn.train import evaluate_translation, fit, seeded, train_tagger, train_translator
+from attn.seq2seq import evaluate_translation, train_translator
+from attn.training import fit, seeded
+from attn.transformer import train_tagger
 
 
 def test_seeded_builds_the_same_model_and_leaves_global_random_state_alone():
@@ -108,7 +110,7 @@ def test_train_tagger_refuses_a_goal_it_cannot_measure_and_a_model_it_cannot_bui
 
 
 def test_progress_bars_show_unless_hidden_by_the_caller_or_attn_progress(monkeypatch):
-    from attn._progress import progress_bar
+    from attn.training import progress_bar
 
     monkeypatch.delenv("ATTN_PROGRESS", raising=False)
     assert not progress_bar(range(3), show=True, file=io.StringIO()).disable  # a reader's kernel: bars

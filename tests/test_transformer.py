@@ -10,25 +10,29 @@ from hypothesis import strategies as st
 from torch import nn
 from torch_reference import close, copy_attention, copy_layer, copy_norm, randn
 
-from attn.data.sequences import make_sequence_corpus
-from attn.data.translation import encode_batch
-from attn.masks import causal_mask
-from attn.train import evaluate_transformer, fit, seeded, train_transformer
-from attn.transformer import (
+from attn.blocks import (
     DecoderLayer,
-    Embedding,
     Encoder,
     EncoderLayer,
-    LanguageModel,
-    LanguageModelConfig,
     LayerNorm,
     LearnedPositions,
     MultiHeadAttention,
     SinusoidalPositions,
-    Transformer,
-    TransformerConfig,
     layer_norm,
     sinusoidal_positions,
+)
+from attn.data.sequences import make_sequence_corpus
+from attn.data.translation import encode_batch
+from attn.masks import causal_mask
+from attn.training import fit, seeded
+from attn.transformer import (
+    Embedding,
+    LanguageModel,
+    LanguageModelConfig,
+    Transformer,
+    TransformerConfig,
+    evaluate_transformer,
+    train_transformer,
 )
 
 D, H, D_FF = 16, 4, 32
@@ -787,3 +791,23 @@ def test_greedy_decode_of_a_trained_model_stops_at_eos_sentence_by_sentence(reve
         assert expected[-1] == vocab.eos
         assert row == expected + [vocab.pad] * (len(row) - len(expected))
     assert {len(p.target) for p in pairs} == {2, 3, 4, 5}  # so sentences ended at different steps
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
+def test_decoder_layer_eps_reaches_its_layer_norms(norm_first):
+    layer = DecoderLayer(D, H, D_FF, eps=1e-3)
+    assert layer.norm1.eps == layer.norm2.eps == layer.norm3.eps == 1e-3
+    assert DecoderLayer(D, H, D_FF).norm3.eps == EncoderLayer(D, H, D_FF).norm2.eps == 1e-5  # the same default
+    with pytest.raises(ValueError, match=r"eps must be a positive number"):
+        DecoderLayer(D, H, D_FF, eps=0)
+    # A large ε changes the output, and matches torch's layer built with the same layer_norm_eps.
+    ours = randomize(DecoderLayer(D, H, D_FF, dropout=0.0, norm_first=norm_first, eps=0.5), 1).eval()
+    theirs = nn.TransformerDecoderLayer(
+        D, H, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first, layer_norm_eps=0.5
+    ).eval()
+    copy_layer(ours, theirs)
+    x, memory = randn(B, 5, D, seed=2), randn(B, TK, D, seed=3)
+    out, _, _ = ours(x, memory)
+    close(out, theirs(x, memory))
+    default = randomize(DecoderLayer(D, H, D_FF, dropout=0.0, norm_first=norm_first), 1).eval()
+    assert not torch.allclose(out, default(x, memory)[0])

@@ -15,17 +15,10 @@ import torch.nn.functional as F
 from torch import nn
 from torch_reference import close, copy_layer, copy_norm, randn
 
+from attn.blocks import Decoder, Encoder, sinusoidal_positions
 from attn.masks import causal_mask
-from attn.train import seeded
-from attn.transformer import (
-    Decoder,
-    Encoder,
-    LanguageModel,
-    LanguageModelConfig,
-    Transformer,
-    TransformerConfig,
-    sinusoidal_positions,
-)
+from attn.training import seeded
+from attn.transformer import LanguageModel, LanguageModelConfig, Transformer, TransformerConfig
 
 D, H, D_FF, LAYERS = 16, 4, 32, 2
 

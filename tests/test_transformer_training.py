@@ -9,9 +9,9 @@ import torch
 from torch import nn
 
 from attn.data import make_corpus
-from attn.data.translation import encode_batch
-from attn.train import _random_batch, fit, noam_schedule, seeded, train_transformer
-from attn.transformer import Transformer, TransformerConfig
+from attn.data.translation import random_batches
+from attn.training import fit, noam_schedule, seeded
+from attn.transformer import Transformer, TransformerConfig, train_transformer
 
 # ---------------------------------------------------------------- the schedule
 
@@ -120,8 +120,7 @@ def test_train_transformer_smooths_the_labels_and_ignores_padding(corpus, eps):
     config = TransformerConfig(len(corpus.source_vocab), len(corpus.target_vocab), pad=corpus.target_vocab.pad, **SIZES)
     with seeded(0):
         model = Transformer(config)
-    train_set = encode_batch(corpus.train, corpus.source_vocab, corpus.target_vocab)
-    batch = _random_batch(train_set, np.random.default_rng(0), 16)
+    batch = random_batches(corpus, 16, seed=0)()
     assert (batch.target_out == corpus.target_vocab.pad).any()  # padding to ignore
     with torch.no_grad():
         logits = model(batch.source, batch.target_in).logits  # (B, T, V)

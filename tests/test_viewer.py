@@ -6,6 +6,11 @@ The browser side (sliders, hover, colours) is tested in tests/browser; here the 
 import json
 import math
 import re
+import shutil
+import subprocess
+import tomllib
+from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +18,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from attn.viz import viewer
 from attn.viz.viewer import AttentionView, attention_viewer
 
 DATA = re.compile(r"<script type='application/json' class='av-data'>(.*?)</script>", re.S)
@@ -420,3 +426,84 @@ def test_rows_must_be_distributions_unless_declared_otherwise():
     assert "distributions" not in payload(attention_viewer(torch.tensor([[0.0, 0.0], [0.25, 0.75]]), ["a", "b"]))
     with pytest.raises(ValueError, match="distributions must be True or False"):
         attention_viewer(usage, ["t1", "t2"], distributions="no")
+
+
+# ------------------------------------------------------------------ the style and renderer as package data
+
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node (Node.js) is not installed: the JavaScript is not checked")
+
+
+def asset(name):
+    """viewer.css or viewer.js as the package ships it (package data, read like the viewer reads it)."""
+    return resources.files("attn.viz").joinpath(name).read_text(encoding="utf-8")
+
+
+def run_node(*args, stdin=None):
+    done = subprocess.run([NODE, *args], input=stdin, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"node {' '.join(args)} failed:\n{done.stderr}"
+    return done.stdout
+
+
+def test_style_and_script_are_declared_package_data():
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert set(pyproject["tool"]["setuptools"]["package-data"]["attn.viz"]) >= {"viewer.css", "viewer.js"}
+    assert asset("viewer.css").strip() and asset("viewer.js").strip()
+
+
+def test_the_files_reach_the_page_verbatim_with_only_the_markers_filled_in():
+    view = attention_viewer(softmax_weights(2, 3), ["a", "b"], ["x", "y", "z"])
+    css, js = asset("viewer.css"), asset("viewer.js")
+    assert viewer.ID_MARKER in js and viewer.STOPS_MARKER in js
+    assert viewer.ID_MARKER not in view.html and viewer.STOPS_MARKER not in view.html
+    filled = js.replace(viewer.ID_MARKER, view_id(view)).replace(viewer.STOPS_MARKER, json.dumps(viewer.VIRIDIS))
+    assert view.html.startswith(f"<style>\n{css}</style><div class='attn-viewer'")
+    assert view.html.endswith(f"</div><script>{filled.removesuffix(chr(10))}</script>")
+
+
+@needs_node
+def test_viewer_js_is_valid_javascript(tmp_path):
+    """node --check parses viewer.js as it is stored (its markers are identifiers) and as a page gets it."""
+    run_node("--check", str(resources.files("attn.viz").joinpath("viewer.js")))
+    view = attention_viewer(
+        [softmax_weights(2, 2, 2), softmax_weights(2, 3, 3, seed=1)],
+        [["a", "b"], ["c", "d", "e"]],
+        axes=["head"],
+        title=EVIL,
+    )
+    (script,) = re.findall(r"<script>(\(function.*?)</script>", view.html, re.S)
+    (tmp_path / "rendered.js").write_text(script, encoding="utf-8")
+    run_node("--check", str(tmp_path / "rendered.js"))
+
+
+@needs_node
+def test_the_colour_ramp_interpolates_viridis_in_javascript():
+    """The script's colour(t), run by node: the stops at 0, 1/2 and 1, halfway between two stops, clamped."""
+    js = asset("viewer.js").replace(viewer.STOPS_MARKER, json.dumps(viewer.VIRIDIS))
+    start = js.index("var stops =")
+    end = js.index("\n}\n", js.index("function colour(t)")) + 3  # the stops, then colour (no DOM needed)
+    probes = [0, 1, 0.5, 1 / 16, -1, 2]
+    out = run_node("-", stdin=js[start:end] + f"console.log(JSON.stringify({json.dumps(probes)}.map(colour)));")
+    rgb = [tuple(int(viewer.VIRIDIS[k][i : i + 2], 16) for i in (1, 3, 5)) for k in (0, 1, 4, 8)]
+    halfway = tuple(math.floor((a + b) / 2 + 0.5) for a, b in zip(rgb[0], rgb[1], strict=True))  # Math.round
+    expected = [rgb[0], rgb[3], rgb[2], halfway, rgb[0], rgb[3]]
+    assert json.loads(out) == [f"rgb({r},{g},{b})" for r, g, b in expected]
+
+
+def test_viewer_css_parses_into_rules_scoped_to_the_viewer():
+    """Balanced braces, no nesting, every rule a selector on .attn-viewer with property: value declarations."""
+    css = re.sub(r"/\*.*?\*/", "", asset("viewer.css"), flags=re.S)
+    depth = 0
+    for ch in css:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        assert 0 <= depth <= 1, "a closing brace without an opening one, or nested braces"
+    assert depth == 0, "an unclosed brace"
+    rules = re.findall(r"([^{}]+)\{([^{}]*)\}", css)
+    assert rules and re.sub(r"([^{}]+)\{([^{}]*)\}", "", css).strip() == "", "text outside a rule"
+    for selectors, body in rules:
+        for selector in selectors.split(","):
+            assert selector.strip().startswith(".attn-viewer"), f"{selector.strip()!r} would style the whole page"
+        declarations = [d.strip() for d in body.split(";") if d.strip()]
+        assert declarations, f"empty rule {selectors.strip()}"
+        for d in declarations:
+            assert re.fullmatch(r"[a-z-]+\s*:\s*\S.*", d, re.S), f"{d!r} in {selectors.strip()} is not property: value"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from attn.data.scenes import COLOURS, SHAPES, make_scenes, scene_splits, shape_masks
-from attn.train import seeded
+from attn.training import seeded
 from attn.vision import (
     PatchEmbedding,
     PooledNet,

@@ -7,7 +7,7 @@ import torch  # noqa: E402
 from panel_utils import shown  # noqa: E402
 
 import attn  # noqa: E402
-from attn.additive import Translation  # noqa: E402
+from attn.data.translation import Translation  # noqa: E402
 from attn.memn2n import Answer  # noqa: E402
 from attn.viz import bar_weights, heatmap, hop_heatmap, lookup_figure  # noqa: E402
 from attn.viz.widgets import (  # noqa: E402

@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-from attn.transformer import LayerNorm, MultiHeadAttention
+from attn.blocks import LayerNorm, MultiHeadAttention
 
 
 def randn(*shape, seed=0):

@@ -10,20 +10,18 @@ from __future__ import annotations
 import codecs
 import numbers
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from attn.data.vocab import Vocab
+from attn.data.vocab import Vocab, tokenize
 
 __all__ = [
     "Line",
     "Example",
     "BabiTensors",
-    "tokenize",
     "split_sentences",
     "parse_stories",
     "read_stories",
@@ -38,7 +36,6 @@ __all__ = [
 
 MEMORY_SIZE = 50  # the paper keeps the most recent 50 sentences (Sukhbaatar et al. 2015, §4.2)
 _LINE = re.compile(r"(\d+) (.*)")
-_WORD = re.compile(r"[a-z0-9]+")  # words of ASCII text; tokenize reads other scripts letter by letter
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")  # after . ! or ? and a space, or at a line break
 
@@ -79,17 +76,6 @@ class Example:
         """Indices into ``story`` of the supporting sentences."""
         where = {line_id: i for i, line_id in enumerate(self.ids)}
         return [where[i] for i in self.supporting]
-
-
-def tokenize(text: str) -> tuple[str, ...]:
-    """Lower-case words without punctuation: ``"Where is Mary?"`` -> ``("where", "is", "mary")``."""
-    if not isinstance(text, str):
-        raise ValueError(f"text must be a string, got {type(text).__name__}")
-    if text.isascii():
-        return tuple(_WORD.findall(text.lower()))
-    # letters, marks and digits of any script, composed first: "José" typed either way is one word, "josé"
-    text = unicodedata.normalize("NFC", text).lower()
-    return tuple("".join(c if unicodedata.category(c)[0] in "LMN" else " " for c in text).split())
 
 
 def split_sentences(text: str) -> list[str]:

@@ -17,13 +17,13 @@ translates (or ``None``). Generation is deterministic from a seed.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from attn.data.vocab import Vocab
+from attn.data.vocab import Vocab, tokenize
 
 __all__ = [
     "Pair",
@@ -42,6 +42,11 @@ __all__ = [
     "LEXICON",
     "NUMBER",
     "parse_english",
+    "Translation",
+    "sentence_words",
+    "random_batches",
+    "TranslationScores",
+    "score_translations",
 ]
 
 # (English singular, English plural, German singular, German plural, gender)
@@ -416,3 +421,76 @@ def accuracy_by_length(predictions: Sequence[Sequence[str]], pairs: Sequence[Pai
     for prediction, pair in zip(predictions, pairs, strict=True):
         hits.setdefault(len(pair.source), []).append(tuple(prediction) == pair.target)
     return {n: (sum(h) / len(h), len(h)) for n, h in sorted(hits.items())}
+
+
+@dataclass
+class Translation:
+    """A typed sentence translated: the source words, the target words, whether the model ended the
+    translation (said ``<eos>``) or was cut off, the alignment (one row per target word, plus one for
+    ``<eos>`` if it ``finished``; one column per source word plus ``<eos>``; None without attention) and
+    the words the model did not know (read as ``<unk>``)."""
+
+    source: list[str]
+    target: list[str]
+    finished: bool
+    alignment: torch.Tensor | None
+    unknown: list[str]
+
+    def row_labels(self) -> list[str]:
+        """Labels for the alignment's rows."""
+        return [*self.target, "<eos>"] if self.finished else list(self.target)
+
+
+def sentence_words(sentence: object, max_words: int) -> list[str]:
+    """The words of a typed sentence (:func:`tokenize`), or a ValueError that says what is wrong with it."""
+    if not isinstance(sentence, str):
+        raise ValueError(f"sentence must be a string, got {type(sentence).__name__}")
+    words = list(tokenize(sentence))
+    if not words:
+        raise ValueError("the sentence is empty: type a few words, e.g. 'the dog sees the cat'")
+    if len(words) > max_words:
+        raise ValueError(f"the sentence has {len(words)} words; this model reads at most {max_words}")
+    return words
+
+
+def random_batches(corpus: Corpus, batch_size: int, seed: int) -> Callable[[], Batch]:
+    """A function that returns ``batch_size`` pairs of ``corpus.train`` drawn at random (with replacement) at each
+    call, padded; the training set is encoded once, and the draws come from ``numpy``'s generator of ``seed``."""
+    encoded = encode_batch(corpus.train, corpus.source_vocab, corpus.target_vocab)
+    rng = np.random.default_rng(seed)
+    return lambda: encoded.rows(torch.from_numpy(rng.integers(len(encoded.source), size=batch_size)))
+
+
+@dataclass
+class TranslationScores:
+    """Held-out results: exact match, attention mass on the true alignment, predictions and alignments
+    (teacher-forced, one ``(T+1, S+1)`` matrix per pair, with ``<eos>``; None without attention)."""
+
+    exact_match: float
+    alignment_mass: float | None
+    predictions: list[list[str]]
+    alignments: list[torch.Tensor] | None
+
+
+def score_translations(
+    decode: Callable[[Batch], list[list[int]] | torch.Tensor],
+    align: Callable[[Batch], torch.Tensor | None],
+    pairs: Sequence[Pair],
+    corpus: Corpus,
+    batch_size: int = 500,
+) -> TranslationScores:
+    """Decode every pair (``decode(batch)``: target ids per row) and score it; ``align(batch)`` gives the alignments
+    ``(B, T, S)`` of the teacher-forced references (None for a model without attention)."""
+    predictions: list[list[str]] = []
+    alignments: list[torch.Tensor] | None = []
+    for start in range(0, len(pairs), batch_size):
+        chunk = pairs[start : start + batch_size]
+        batch = encode_batch(chunk, corpus.source_vocab, corpus.target_vocab)
+        predictions += [corpus.target_vocab.decode(row) for row in decode(batch)]
+        forced = align(batch)
+        if forced is None:
+            alignments = None
+        elif alignments is not None:
+            alignments += [w[: len(p.target) + 1, : len(p.source) + 1] for w, p in zip(forced, chunk, strict=True)]
+    mass = alignment_mass(alignments, pairs) if alignments is not None else None
+    return TranslationScores(exact_match(predictions, pairs), mass, predictions, alignments)

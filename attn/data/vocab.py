@@ -1,12 +1,27 @@
-"""A token vocabulary: strings <-> ids, with padding, sentence boundaries and unknown words."""
+"""Words and their ids: :func:`tokenize` cuts typed text into words, a :class:`Vocab` maps them to ids, with padding,
+sentence boundaries and unknown words."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 
-__all__ = ["Vocab", "PAD", "BOS", "EOS", "UNK"]
+__all__ = ["Vocab", "PAD", "BOS", "EOS", "UNK", "tokenize"]
 
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
+_WORD = re.compile(r"[a-z0-9]+")  # words of ASCII text; tokenize reads other scripts letter by letter
+
+
+def tokenize(text: str) -> tuple[str, ...]:
+    """Lower-case words without punctuation: ``"Where is Mary?"`` -> ``("where", "is", "mary")``."""
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    if text.isascii():
+        return tuple(_WORD.findall(text.lower()))
+    # letters, marks and digits of any script, composed first: "José" typed either way is one word, "josé"
+    text = unicodedata.normalize("NFC", text).lower()
+    return tuple("".join(c if unicodedata.category(c)[0] in "LMN" else " " for c in text).split())
 
 
 class Vocab:

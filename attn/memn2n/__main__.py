@@ -20,11 +20,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import torch
 from tqdm.auto import tqdm
 
+from attn._checks import check_nonnegative_int, check_positive_int
 from attn.data.babi import read_task, task_file
 from attn.memn2n.train import MemN2NRun, evaluate, split_valid, train_memn2n
 
@@ -217,26 +219,17 @@ def format_table(
     return "\n".join(lines)
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: an int >= 1."""
+def _integer(check: Callable[[str, object], int], text: str) -> int:
+    """An argparse type made of a check of :mod:`attn._checks`: the same rule as everywhere in the library."""
     try:
-        value = int(text)
+        return check("value", int(text))
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
+        least = 1 if check is check_positive_int else 0
+        raise argparse.ArgumentTypeError(f"expected an integer >= {least}, got {text!r}") from None
 
 
-def nonnegative_int(text: str) -> int:
-    """An argparse type: an int >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
+positive_int = partial(_integer, check_positive_int)
+nonnegative_int = partial(_integer, check_nonnegative_int)
 
 
 def positive_float(text: str) -> float:

@@ -13,11 +13,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from attn._progress import progress_bar
-from attn.data.babi import MEMORY_SIZE, BabiTensors, Example, build_vocab, split_sentences, tokenize, vectorize
-from attn.data.vocab import UNK, Vocab
+from attn.data.babi import MEMORY_SIZE, BabiTensors, Example, build_vocab, split_sentences, vectorize
+from attn.data.vocab import UNK, Vocab, tokenize
 from attn.memn2n.model import MemN2N, MemN2NConfig, time_index
-from attn.train import seeded
+from attn.training import progress_bar, seeded
 
 UNK_ID = Vocab([]).index[UNK]
 

@@ -1,19 +1,13 @@
-"""Memory that is written: Neural Turing Machine addressing, the DNC's bookkeeping, and the two models."""
+"""Memory that is written: Neural Turing Machine addressing, the DNC's allocation and linkage, and the two models."""
 
 from attn.memory.access import read, write
 from attn.memory.addressing import address, content_weighting, interpolate, sharpen, shift
-from attn.memory.dnc import (
-    allocation,
-    directional_weightings,
-    link_matrix,
-    precedence,
-    read_weighting,
-    retention,
-    usage,
-    write_weighting,
-)
+from attn.memory.baseline import LSTMBaseline
+from attn.memory.dnc import DNC, DNCConfig, DNCOutput
+from attn.memory.dynamic_allocation import allocation, retention, usage, write_weighting
 from attn.memory.measures import head_moves, head_rows, linear_probe, rows_reused
-from attn.memory.models import DNC, NTM, DNCConfig, DNCOutput, LSTMBaseline, NTMConfig, NTMOutput
+from attn.memory.ntm import NTM, NTMConfig, NTMOutput
+from attn.memory.temporal_linkage import directional_weightings, link_matrix, precedence, read_weighting
 from attn.memory.train import bit_loss, errors_per_sequence, logits_of, train_bits, train_until
 
 __all__ = [

@@ -1,10 +1,10 @@
-"""Reading and writing a memory matrix with weightings (NTM eqs. 2-4; the DNC's read and write, Methods)."""
+"""Reading, and writing by erase then add (Graves et al. 2014, §3.1-3.2, eqs. 2-4; Graves et al. 2016, Methods)."""
 
 from __future__ import annotations
 
 import torch
 
-from attn.memory._checks import require, same_lead
+from attn._checks import require_tensor, same_lead
 
 __all__ = ["read", "write"]
 
@@ -12,8 +12,8 @@ __all__ = ["read", "write"]
 def read(memory: torch.Tensor, weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``r = Σ_i w_i M_i`` (NTM eq. 2): memory ``(..., N, W)``, weights ``(..., R, N)`` for R read heads ->
     ``(reads (..., R, W), weights)``."""
-    require("memory", memory, min_dim=2)
-    require("weights", weights, min_dim=2)
+    require_tensor("memory", memory, min_dim=2)
+    require_tensor("weights", weights, min_dim=2)
     if weights.shape[-1] != memory.shape[-2]:
         raise ValueError(
             f"weights must cover the memory's N={memory.shape[-2]} rows, got weights {tuple(weights.shape)} "
@@ -29,10 +29,10 @@ def write(memory: torch.Tensor, weights: torch.Tensor, erase: torch.Tensor, add:
     memory ``(..., N, W)``, weights ``(..., N)``, erase ``(..., W)`` in [0, 1], add ``(..., W)`` -> the new
     memory ``(..., N, W)``: row i keeps ``1 - w_i e`` of what it held and gains ``w_i a``.
     """
-    require("memory", memory, min_dim=2)
-    require("weights", weights)
-    require("erase", erase)
-    require("add", add)
+    require_tensor("memory", memory, min_dim=2)
+    require_tensor("weights", weights)
+    require_tensor("erase", erase)
+    require_tensor("add", add)
     N, W = memory.shape[-2:]
     if weights.shape[-1] != N or erase.shape[-1] != W or add.shape[-1] != W:
         raise ValueError(

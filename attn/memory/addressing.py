@@ -1,47 +1,20 @@
 """Neural Turing Machine addressing (Graves et al. 2014, §3.3): content, interpolation, shift, sharpening.
 
-A head produces a weighting ``w (..., N)`` over the N memory rows in four steps, each a plain function here:
-:func:`content_weighting` (eq. 5) finds rows like a key, :func:`interpolate` (eq. 7) mixes that with the
-head's previous weighting, :func:`shift` (eq. 8) rotates it by a soft shift, and :func:`sharpen` (eq. 9)
-undoes the blur the shift causes. :func:`address` chains the four, as every NTM head does at every step.
+A head produces a weighting ``w (..., N)`` over the N memory rows in four steps, each a plain function:
+:func:`content_weighting` (eq. 5) finds rows like a key, :func:`interpolate` (eq. 7) mixes that with the head's
+previous weighting, :func:`shift` (eq. 8) rotates it by a soft shift, and :func:`sharpen` (eq. 9) undoes the blur
+the shift causes. :func:`address` chains the four, as every NTM head does at every step. The first lives in
+:mod:`attn.functional`, since chapter 3's memory network reads with it too.
 """
 
 from __future__ import annotations
 
 import torch
 
-from attn.functional import _broadcast_shapes, cosine_scores, softmax
-from attn.memory._checks import per_row, require, same_lead
+from attn._checks import per_row, require_tensor, same_lead
+from attn.functional import content_weighting, softmax
 
 __all__ = ["content_weighting", "interpolate", "shift", "sharpen", "address"]
-
-
-def content_weighting(memory: torch.Tensor, key: torch.Tensor, strength: torch.Tensor | float) -> torch.Tensor:
-    """``w_i = softmax_i(β K[k, M_i])`` with cosine similarity K (NTM eqs. 5-6; the DNC's ``C(M, k, β)``).
-
-    memory ``(..., N, W)``, key ``(..., W)``, strength β ``(...)`` or a number, β >= 0 -> weights ``(..., N)``.
-    Several heads share a memory by giving key and strength a head dimension: memory ``(B, 1, N, W)``, key
-    ``(B, R, W)``, β ``(B, R)``.
-    """
-    require("memory", memory, min_dim=2)
-    require("key", key)
-    if key.shape[-1] != memory.shape[-1]:
-        raise ValueError(
-            f"key and memory rows must have the same width W, got key {tuple(key.shape)} "
-            f"and memory {tuple(memory.shape)}"
-        )
-    same_lead("content_weighting", memory=(memory, 2), key=(key, 1))
-    strength = torch.as_tensor(strength, dtype=key.dtype, device=key.device)
-    if strength.numel() and not bool(((strength >= 0) & torch.isfinite(strength)).all()):
-        raise ValueError(f"strength must be finite and >= 0, got values from {float(strength.min()):.4g} "
-                         f"to {float(strength.max()):.4g} (shape {tuple(strength.shape)})")  # fmt: skip
-    if _broadcast_shapes(tuple(strength.shape), tuple(key.shape[:-1])) != tuple(key.shape[:-1]):
-        raise ValueError(
-            f"strength must broadcast to the key's leading dimensions {tuple(key.shape[:-1])}, got shape "
-            f"{tuple(strength.shape)}"
-        )
-    similarity = cosine_scores(key.unsqueeze(-2), memory).squeeze(-2)  # (..., N)
-    return softmax(strength.unsqueeze(-1) * similarity, dim=-1)
 
 
 def interpolate(content: torch.Tensor, previous: torch.Tensor, gate: torch.Tensor | float) -> torch.Tensor:
@@ -49,8 +22,8 @@ def interpolate(content: torch.Tensor, previous: torch.Tensor, gate: torch.Tenso
 
     content, previous ``(..., N)``, gate ``(...)`` or a number -> ``(..., N)``.
     """
-    require("content", content)
-    require("previous", previous)
+    require_tensor("content", content)
+    require_tensor("previous", previous)
     if content.shape[-1] != previous.shape[-1]:
         raise ValueError(
             f"content and previous must weight the same N rows, got content {tuple(content.shape)} and "
@@ -67,8 +40,8 @@ def shift(weights: torch.Tensor, shifts: torch.Tensor) -> torch.Tensor:
     weights ``(..., N)``; shifts ``(..., S)`` a distribution over the S (odd) offsets ``-(S//2) .. S//2``, so
     that ``shifts = [0, 0, 1]`` moves every weight one row down (row i to row i+1) and ``[0, 1, 0]`` keeps it.
     """
-    require("weights", weights)
-    require("shifts", shifts)
+    require_tensor("weights", weights)
+    require_tensor("shifts", shifts)
     S, N = shifts.shape[-1], weights.shape[-1]
     if S % 2 == 0 or S > N:
         raise ValueError(f"shifts must cover an odd number S <= N={N} of offsets, got shifts {tuple(shifts.shape)}")
@@ -83,7 +56,7 @@ def sharpen(weights: torch.Tensor, gamma: torch.Tensor | float) -> torch.Tensor:
 
     weights ``(..., N)`` non-negative, gamma ``(...)`` or a number -> ``(..., N)``, summing to 1.
     """
-    require("weights", weights)
+    require_tensor("weights", weights)
     gamma = per_row("gamma", gamma, weights)  # (..., 1)
     if gamma.numel() and not bool((gamma >= 1).all()):  # NaN fails too
         raise ValueError(f"gamma must be >= 1, got a minimum of {float(gamma.min()):.4g} (shape {tuple(gamma.shape)})")

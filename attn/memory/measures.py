@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import torch
 
-from attn._checks import check_positive_int
-from attn.functional import _require_tensor, _shape
+from attn._checks import check_positive_int, require_tensor, shape_of
 
 __all__ = ["head_rows", "head_moves", "rows_reused", "linear_probe"]
 
 
 def head_rows(weights: torch.Tensor) -> torch.Tensor:
     """The row each step's weighting ``(B, T, N)`` puts the most weight on: ``(B, T)``."""
-    _require_tensor("weights", weights, 3)
+    require_tensor("weights", weights, 3)
     if weights.dim() != 3:
-        raise ValueError(f"weights must be one head's weightings (B, T, N), got {_shape(weights)}")
+        raise ValueError(f"weights must be one head's weightings (B, T, N), got {shape_of(weights)}")
     return weights.argmax(-1)
 
 
@@ -38,8 +37,8 @@ def rows_reused(write_weights: torch.Tensor, stored: torch.Tensor, block: int) -
     rows = head_rows(write_weights)
     block = check_positive_int("block", block)
     if not isinstance(stored, torch.Tensor) or stored.dtype != torch.bool or stored.shape != rows.shape:
-        got = f"{stored.dtype} {_shape(stored)}" if isinstance(stored, torch.Tensor) else type(stored).__name__
-        raise ValueError(f"stored must be a bool tensor {_shape(rows)} like the weightings' (B, T), got {got}")
+        got = f"{stored.dtype} {shape_of(stored)}" if isinstance(stored, torch.Tensor) else type(stored).__name__
+        raise ValueError(f"stored must be a bool tensor {shape_of(rows)} like the weightings' (B, T), got {got}")
     B, T, N = write_weights.shape
     segment = torch.arange(T, device=rows.device) // block  # (T,)
     written = torch.nn.functional.one_hot(rows, N).bool() & stored[..., None]  # (B, T, N): rows stored to
@@ -55,16 +54,17 @@ def linear_probe(features: torch.Tensor, targets: torch.Tensor, train: torch.Ten
     """Can ``targets (M, K)`` (bits, 0 or 1) be read linearly from ``features (M, F)``? Fit a least-squares linear
     map with a bias to ±1 on the rows where ``train (M,)`` is True, and return the share of target bits it gets
     right (sign of the read-out) on the other rows: 1/2 is chance for random bits."""
-    _require_tensor("features", features, 2)
-    _require_tensor("targets", targets, 2)
+    require_tensor("features", features, 2)
+    require_tensor("targets", targets, 2)
     if features.dim() != 2 or targets.dim() != 2 or len(features) != len(targets):
         raise ValueError(
-            f"features must be (M, F) and targets (M, K) with the same M, got {_shape(features)} and {_shape(targets)}"
+            f"features must be (M, F) and targets (M, K) with the same M, "
+            f"got {shape_of(features)} and {shape_of(targets)}"
         )
     if not ((targets == 0) | (targets == 1)).all():
         raise ValueError("targets must be bits: every entry 0 or 1")
     if not isinstance(train, torch.Tensor) or train.dtype != torch.bool or train.shape != (len(features),):
-        got = f"{train.dtype} {_shape(train)}" if isinstance(train, torch.Tensor) else type(train).__name__
+        got = f"{train.dtype} {shape_of(train)}" if isinstance(train, torch.Tensor) else type(train).__name__
         raise ValueError(f"train must be a ({len(features)},) bool mask of the rows to fit on, got {got}")
     if not train.any() or train.all():
         raise ValueError("train must mark some rows to fit on and leave some to test on")

@@ -1,4 +1,4 @@
-"""Training the memory models on bit-vector tasks: one loss, one loop (:func:`attn.train.fit`), bit errors."""
+"""Training the memory models on bit-vector tasks: one loss, one loop (:func:`attn.training.fit`), bit errors."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from torch.nn import functional as F
 
 from attn._checks import check_positive_int
 from attn.data.memory_tasks import BitTask, bit_errors
-from attn.memory.models import DNCOutput, NTMOutput
-from attn.train import History, fit, seeded
+from attn.memory.dnc import DNCOutput
+from attn.memory.ntm import NTMOutput
+from attn.training import History, fit, seeded
 
 __all__ = ["logits_of", "bit_loss", "train_bits", "train_until", "errors_per_sequence"]
 
@@ -84,7 +85,7 @@ def train_until(
     ``goal`` starts again from new weights and batches (seeds ``seed + 1000``, ``seed + 2000``, ...), at most
     ``attempts`` runs. Returns the last run's model and history, and its attempt (0 for the first). Every argument
     can be pickled (a :func:`functools.partial` for ``build`` and ``make_task``), so that it can run in another
-    process (:class:`attn.seeds.Background`)."""
+    process (:class:`attn.training.Background`)."""
     check_positive_int("attempts", attempts)
     for attempt in range(attempts):
         run_seed = seed + 1000 * attempt

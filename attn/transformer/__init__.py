@@ -1,11 +1,9 @@
-"""The Transformer (Vaswani et al. 2017): attention, positions, layers and whole models."""
+"""The Transformer (Vaswani et al. 2017) and the language models made of the same blocks (:mod:`attn.blocks`):
+whole models, their trainers (translation, tagging), the pretraining objectives of GPT and BERT, decoding, and the
+mixers chapter 5 compares attention with."""
 
-from attn.transformer.attention import KeyValue, MultiHeadAttention
-from attn.transformer.layers import DecoderLayer, EncoderLayer, FeedForward, LayerNorm, layer_norm
 from attn.transformer.models import (
-    Decoder,
     Embedding,
-    Encoder,
     KeyValueCache,
     LanguageModel,
     LanguageModelConfig,
@@ -14,27 +12,34 @@ from attn.transformer.models import (
     TransformerConfig,
     TransformerOutput,
 )
-from attn.transformer.positions import LearnedPositions, SinusoidalPositions, sinusoidal_positions
+from attn.transformer.pretraining import (
+    OBJECTIVES,
+    fill_in,
+    language_model_batch,
+    language_model_loss,
+    token_losses,
+    train_language_model,
+)
+from attn.transformer.tagging import tagging_accuracy, train_tagger
+from attn.transformer.train import evaluate_transformer, train_transformer
 
 __all__ = [
-    "Decoder",
-    "DecoderLayer",
+    "OBJECTIVES",
     "Embedding",
-    "Encoder",
-    "EncoderLayer",
-    "FeedForward",
-    "KeyValue",
     "KeyValueCache",
     "LanguageModel",
     "LanguageModelConfig",
     "LanguageModelOutput",
-    "LayerNorm",
-    "LearnedPositions",
-    "MultiHeadAttention",
-    "SinusoidalPositions",
     "Transformer",
     "TransformerConfig",
     "TransformerOutput",
-    "layer_norm",
-    "sinusoidal_positions",
+    "evaluate_transformer",
+    "fill_in",
+    "language_model_batch",
+    "language_model_loss",
+    "tagging_accuracy",
+    "token_losses",
+    "train_language_model",
+    "train_tagger",
+    "train_transformer",
 ]

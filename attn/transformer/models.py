@@ -13,19 +13,17 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attn._checks import check_dropout, check_nonnegative_int, check_positive_int
-from attn.functional import _shape, softmax
+from attn._checks import check_dropout, check_nonnegative_int, check_positive_int, check_tokens, shape_of
+from attn.blocks.attention import KeyValue
+from attn.blocks.layers import Decoder, Encoder
+from attn.blocks.positions import LearnedPositions, SinusoidalPositions
+from attn.functional import softmax
 from attn.masks import causal_mask
-from attn.transformer.attention import KeyValue
-from attn.transformer.layers import DecoderLayer, EncoderLayer, LayerNorm
-from attn.transformer.positions import LearnedPositions, SinusoidalPositions
 
 __all__ = [
     "TransformerConfig",
     "LanguageModelConfig",
     "Embedding",
-    "Encoder",
-    "Decoder",
     "TransformerOutput",
     "LanguageModelOutput",
     "KeyValueCache",
@@ -124,98 +122,6 @@ class Embedding(nn.Module):
         return self.dropout(x)
 
 
-def check_tokens(name: str, tokens: object, vocab_size: int) -> None:
-    """A ValueError naming ``name`` unless ``tokens`` is a ``(B, T)`` integer tensor of ids below ``vocab_size``."""
-    if not isinstance(tokens, torch.Tensor):
-        raise ValueError(f"{name} must be a (B, T) tensor of token ids, got {type(tokens).__name__}")
-    if tokens.dim() != 2 or tokens.dtype not in (torch.int64, torch.int32) or tokens.shape[1] == 0:
-        raise ValueError(f"{name} must be a (B, T) int64 tensor with T >= 1, got {tokens.dtype} {_shape(tokens)}")
-    if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab_size):
-        raise ValueError(
-            f"{name} holds ids in [{int(tokens.min())}, {int(tokens.max())}] but the vocabulary has {vocab_size}"
-        )
-
-
-class Encoder(nn.Module):
-    """A stack of ``num_layers`` :class:`EncoderLayer` (§3.1); a pre-LN stack ends with a LayerNorm."""
-
-    def __init__(
-        self, num_layers, d_model, num_heads, d_ff, dropout=0.1, norm_first=False, activation="relu", eps=1e-5
-    ):
-        super().__init__()
-        layer_args = (d_model, num_heads, d_ff, dropout, norm_first, activation, eps)
-        self.layers = nn.ModuleList(
-            EncoderLayer(*layer_args) for _ in range(check_positive_int("num_layers", num_layers))
-        )
-        self.norm = LayerNorm(d_model, eps) if norm_first else None
-
-    def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
-    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
-        """``(B, T, d_model)`` -> ``(B, T, d_model)`` and each layer's self-attention ``(B, H, T, T)``."""
-        weights = []
-        for layer in self.layers:
-            x, w = layer(x, mask, need_weights)
-            weights.append(w)
-        if self.norm is not None:
-            x = self.norm(x)
-        return x, tuple(weights) if need_weights else None
-
-    def extend(
-        self,
-        x: torch.Tensor,
-        past: tuple[KeyValue, ...] | None = None,
-        mask: torch.Tensor | None = None,
-        need_weights: bool = True,
-    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None, tuple[KeyValue, ...]]:
-        """:meth:`forward` for Tn new positions ``(B, Tn, d_model)`` after the tokens cached in ``past`` (one
-        :class:`KeyValue` per layer) -> ``(B, Tn, d_model)``, each layer's ``(B, H, Tn, T)`` and the new cache."""
-        if past is not None and (not isinstance(past, tuple) or len(past) != len(self.layers)):
-            got = f"{len(past)} entries" if isinstance(past, tuple) else type(past).__name__
-            raise ValueError(f"past must be a tuple of one KeyValue per layer ({len(self.layers)}), got {got}")
-        weights, cache = [], []
-        for i, layer in enumerate(self.layers):
-            x, w, kv = layer.extend(x, None if past is None else past[i], mask, need_weights)
-            weights.append(w)
-            cache.append(kv)
-        if self.norm is not None:
-            x = self.norm(x)
-        return x, tuple(weights) if need_weights else None, tuple(cache)
-
-
-class Decoder(nn.Module):
-    """A stack of ``num_layers`` :class:`DecoderLayer` (§3.1); a pre-LN stack ends with a LayerNorm."""
-
-    def __init__(self, num_layers, d_model, num_heads, d_ff, dropout=0.1, norm_first=False, activation="relu"):
-        super().__init__()
-        layer_args = (d_model, num_heads, d_ff, dropout, norm_first, activation)
-        self.layers = nn.ModuleList(
-            DecoderLayer(*layer_args) for _ in range(check_positive_int("num_layers", num_layers))
-        )
-        self.norm = LayerNorm(d_model) if norm_first else None
-
-    def forward(
-        self,
-        x: torch.Tensor,
-        memory: torch.Tensor,
-        self_mask: torch.Tensor | None = None,
-        memory_mask: torch.Tensor | None = None,
-        need_weights: bool = True,
-    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None, tuple[torch.Tensor, ...] | None]:
-        """``(B, T, d_model)``, memory ``(B, S, d_model)`` -> ``(B, T, d_model)``, each layer's self-attention
-        ``(B, H, T, T)`` and cross-attention ``(B, H, T, S)``."""
-        self_weights, cross_weights = [], []
-        for layer in self.layers:
-            x, s, c = layer(x, memory, self_mask, memory_mask, need_weights)
-            self_weights.append(s)
-            cross_weights.append(c)
-        if self.norm is not None:
-            x = self.norm(x)
-        if not need_weights:
-            return x, None, None
-        return x, tuple(self_weights), tuple(cross_weights)
-
-
 @dataclass
 class TransformerOutput:
     """``logits (B, T, target_vocab)``; per layer ``encoder_attention (B, H, S, S)``, ``decoder_attention
@@ -239,7 +145,7 @@ class LanguageModelOutput:
 class KeyValueCache:
     """What a causal :class:`LanguageModel` keeps between calls of :meth:`LanguageModel.extend`: the ids read so
     far ``tokens (B, T)`` (for the padding mask and the next position) and, per layer, the keys and values of
-    those tokens, a :class:`~attn.transformer.attention.KeyValue` of ``(B, H, T, d_k)`` tensors."""
+    those tokens, a :class:`~attn.blocks.attention.KeyValue` of ``(B, H, T, d_k)`` tensors."""
 
     tokens: torch.Tensor
     layers: tuple[KeyValue, ...]
@@ -283,7 +189,7 @@ class Transformer(nn.Module):
         """Decoder input ids ``(B, T)`` (starting with ``<bos>``) and the memory of ``source`` -> logits
         ``(B, T, V)`` for the next token at every position, with the decoder's attention (no encoder part)."""
         if target.shape[0] != memory.shape[0]:
-            raise ValueError(f"target {_shape(target)} and memory {_shape(memory)} must have the same batch size")
+            raise ValueError(f"target {shape_of(target)} and memory {shape_of(memory)} must have the same batch size")
         x = self.target_embedding(target, "target")
         x, self_weights, cross_weights = self.decoder(
             x, memory, self.target_mask(target), self.source_mask(source), need_weights
@@ -296,7 +202,7 @@ class Transformer(nn.Module):
             if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
                 check_tokens(name, tokens, 1)  # raises, naming the argument
         if source.shape[0] != target.shape[0]:
-            raise ValueError(f"source {_shape(source)} and target {_shape(target)} must have the same batch size")
+            raise ValueError(f"source {shape_of(source)} and target {shape_of(target)} must have the same batch size")
         memory, encoder_weights = self.encode(source, need_weights)
         decoded = self.decode(target, memory, source, need_weights)
         decoded.encoder_attention = encoder_weights
@@ -375,7 +281,9 @@ class LanguageModel(nn.Module):
         if cache is not None and not isinstance(cache, KeyValueCache):
             raise ValueError(f"cache must be a KeyValueCache (or None), got {type(cache).__name__}")
         if cache is not None and cache.tokens.shape[0] != tokens.shape[0]:
-            raise ValueError(f"tokens {_shape(tokens)} and cache.tokens {_shape(cache.tokens)} differ in batch size")
+            raise ValueError(
+                f"tokens {shape_of(tokens)} and cache.tokens {shape_of(cache.tokens)} differ in batch size"
+            )
         start = 0 if cache is None else len(cache)
         seen = tokens if cache is None else torch.cat([cache.tokens, tokens], dim=1)  # (B, T)
         T = seen.shape[1]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 
 from attn._checks import check_positive_int
-from attn.additive import Translation, tokenize
+from attn.data.translation import Translation, sentence_words
 from attn.data.vocab import Vocab
 from attn.transformer.models import LanguageModel, Transformer
 
@@ -137,13 +137,7 @@ def translate(
     """Decode one typed sentence, greedily (``beam=1``) or by :func:`beam_search`; the alignment is the last
     layer's cross-attention averaged over heads, read while the model re-reads its own translation. Unknown
     words become ``<unk>`` (and are listed); empty or over-long input raises a ``ValueError`` that says so."""
-    if not isinstance(sentence, str):
-        raise ValueError(f"sentence must be a string, got {type(sentence).__name__}")
-    words = tokenize(sentence)
-    if not words:
-        raise ValueError("the sentence is empty: type a few words, e.g. 'the dog sees the cat'")
-    if len(words) > max_words:
-        raise ValueError(f"the sentence has {len(words)} words; this model reads at most {max_words}")
+    words = sentence_words(sentence, max_words)
     beam, length_penalty = check_positive_int("beam", beam), _check_length_penalty(length_penalty)
     source = torch.tensor([source_vocab.encode(words, eos=True)])  # (1, S)
     model.eval()

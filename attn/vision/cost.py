@@ -22,8 +22,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils.flop_counter import FlopCounterMode
 
-from attn.functional import _shape
-from attn.vision.patches import check_images
+from attn._checks import check_images, shape_of
 
 __all__ = ["values_read", "multiply_adds"]
 
@@ -55,7 +54,7 @@ def _check(model: object, images: object, question: object) -> tuple[int, int, i
         raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     B, C, H, W = check_images(images)
     if not isinstance(question, torch.Tensor) or question.shape != (B,):
-        got = _shape(question) if isinstance(question, torch.Tensor) else type(question).__name__
+        got = shape_of(question) if isinstance(question, torch.Tensor) else type(question).__name__
         raise ValueError(f"question must be a ({B},) tensor: one id per image, got {got}")
     return B, C, H, W
 

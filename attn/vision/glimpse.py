@@ -12,17 +12,15 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from attn._checks import check_positive_int
-from attn.functional import _require_tensor, _shape
-from attn.vision.patches import check_images
+from attn._checks import check_images, check_positive_int, require_tensor, shape_of
 
 __all__ = ["glimpse", "glimpse_boxes"]
 
 
 def _check_locations(locations: object, B: int) -> None:
-    _require_tensor("locations", locations, 2)
+    require_tensor("locations", locations, 2)
     if locations.shape != (B, 2):
-        raise ValueError(f"locations must be ({B}, 2): a (row, column) in [-1, 1] per image, got {_shape(locations)}")
+        raise ValueError(f"locations must be ({B}, 2): a (row, column) in [-1, 1] per image, got {shape_of(locations)}")
 
 
 def glimpse(images: torch.Tensor, locations: torch.Tensor, size: int, scales: int) -> torch.Tensor:
@@ -48,9 +46,9 @@ def glimpse(images: torch.Tensor, locations: torch.Tensor, size: int, scales: in
 def glimpse_boxes(locations: torch.Tensor, image_size: int, size: int, scales: int) -> torch.Tensor:
     """The pixel boxes a glimpse covers, for drawing: locations ``(..., 2)`` -> ``(..., scales, 4)`` as ``(top,
     left, height, width)`` in pixels (they may reach past the image's edges)."""
-    _require_tensor("locations", locations, 1)
+    require_tensor("locations", locations, 1)
     if locations.shape[-1] != 2:
-        raise ValueError(f"locations must end in 2 (row, column), got {_shape(locations)}")
+        raise ValueError(f"locations must end in 2 (row, column), got {shape_of(locations)}")
     image_size = check_positive_int("image_size", image_size)
     size, scales = check_positive_int("size", size), check_positive_int("scales", scales)
     centre = (locations + 1) * image_size / 2  # (..., 2) in pixels

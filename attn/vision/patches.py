@@ -5,23 +5,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attn._checks import check_positive_int
-from attn.functional import _require_tensor, _shape
+from attn._checks import check_images, check_positive_int, shape_of
 
-__all__ = ["patchify", "PatchEmbedding", "ConvStem", "check_images"]
-
-
-def check_images(images: object, channels: int | None = None, size: int | None = None) -> tuple[int, int, int, int]:
-    """``B, C, H, W`` of a float ``(B, C, H, W)`` image batch, else a ValueError naming ``images``."""
-    _require_tensor("images", images, 4)
-    if images.dim() != 4 or not images.is_floating_point():
-        raise ValueError(f"images must be a float (B, C, H, W) tensor, got {images.dtype} {_shape(images)}")
-    B, C, H, W = images.shape
-    if channels is not None and C != channels:
-        raise ValueError(f"images must have {channels} channels (B, {channels}, H, W), got {_shape(images)}")
-    if size is not None and (H, W) != (size, size):
-        raise ValueError(f"images must be {size} x {size} pixels, got {_shape(images)}")
-    return B, C, H, W
+__all__ = ["patchify", "PatchEmbedding", "ConvStem"]
 
 
 def patchify(images: torch.Tensor, patch: int) -> torch.Tensor:
@@ -29,7 +15,7 @@ def patchify(images: torch.Tensor, patch: int) -> torch.Tensor:
     patch = check_positive_int("patch", patch)
     B, C, H, W = check_images(images)
     if H % patch or W % patch:
-        raise ValueError(f"patch={patch} must divide the image's height and width, got images {_shape(images)}")
+        raise ValueError(f"patch={patch} must divide the image's height and width, got images {shape_of(images)}")
     x = images.reshape(B, C, H // patch, patch, W // patch, patch)  # (B, C, H/P, P, W/P, P)
     x = x.permute(0, 2, 4, 1, 3, 5)  # (B, H/P, W/P, C, P, P)
     return x.reshape(B, (H // patch) * (W // patch), C * patch * patch)  # (B, N, C P²)
@@ -72,5 +58,5 @@ class ConvStem(nn.Module):
         """``(B, C, H, W)`` with H and W divisible by 4 -> ``(B, d_model, H/4, W/4)``."""
         _, _, H, W = check_images(images, self.channels)
         if H % 4 or W % 4:
-            raise ValueError(f"the convolutional stem needs H and W divisible by 4, got images {_shape(images)}")
+            raise ValueError(f"the convolutional stem needs H and W divisible by 4, got images {shape_of(images)}")
         return self.layers(images)

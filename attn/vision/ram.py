@@ -20,11 +20,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attn._checks import check_positive_int
-from attn.functional import _require_tensor, _shape, additive_scores
+from attn._checks import check_images, check_positive_int, check_question, require_tensor, shape_of
+from attn.functional import additive_scores
 from attn.vision.glimpse import glimpse
-from attn.vision.patches import check_images
-from attn.vision.spatial import check_question
 
 __all__ = ["RAMConfig", "RAMOutput", "RecurrentAttention", "reinforce", "ram_loss"]
 
@@ -141,13 +139,13 @@ def reinforce(log_probs: torch.Tensor, rewards: torch.Tensor, baselines: torch.T
     """A surrogate whose gradient is minus the REINFORCE estimate ``E[Σ_t ∇ log π(l_t) (R - b_t)]`` (Williams
     1992; Mnih et al. 2014, eq. 2): log_probs, baselines ``(B, T)``, rewards ``(B,)`` -> a scalar to minimise.
     The advantage ``R - b_t`` is a constant here: the baseline only lowers the estimate's variance."""
-    _require_tensor("log_probs", log_probs, 2)
-    _require_tensor("rewards", rewards, 1)
-    _require_tensor("baselines", baselines, 2)
+    require_tensor("log_probs", log_probs, 2)
+    require_tensor("rewards", rewards, 1)
+    require_tensor("baselines", baselines, 2)
     if log_probs.dim() != 2 or baselines.shape != log_probs.shape or rewards.shape != log_probs.shape[:1]:
         raise ValueError(
-            f"log_probs and baselines must be (B, T) and rewards (B,), got log_probs {_shape(log_probs)}, "
-            f"baselines {_shape(baselines)}, rewards {_shape(rewards)}"
+            f"log_probs and baselines must be (B, T) and rewards (B,), got log_probs {shape_of(log_probs)}, "
+            f"baselines {shape_of(baselines)}, rewards {shape_of(rewards)}"
         )
     advantage = (rewards[:, None] - baselines).detach()  # (B, T)
     return -(advantage * log_probs).sum(1).mean()
@@ -158,7 +156,7 @@ def ram_loss(output: RAMOutput, answer: torch.Tensor) -> torch.Tensor:
     right answer, and the baseline's squared error (Mnih et al. 2014, §3.3)."""
     B = output.logits.shape[0]
     if not isinstance(answer, torch.Tensor) or answer.shape != (B,) or answer.dtype != torch.int64:
-        got = f"{answer.dtype} {_shape(answer)}" if isinstance(answer, torch.Tensor) else type(answer).__name__
+        got = f"{answer.dtype} {shape_of(answer)}" if isinstance(answer, torch.Tensor) else type(answer).__name__
         raise ValueError(f"answer must be ({B},) int64 class ids, got {got}")
     reward = (output.logits.argmax(-1) == answer).to(output.logits.dtype)  # (B,)
     baseline_error = F.mse_loss(output.baselines, reward[:, None].expand_as(output.baselines))

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 
 import torch
 
-from attn._checks import check_positive_int
-from attn.functional import _require_tensor, _shape
+from attn._checks import check_positive_int, require_tensor, shape_of
 
 __all__ = ["attention_rollout", "class_token_map"]
 
@@ -24,9 +23,9 @@ def attention_rollout(attentions: Sequence[torch.Tensor]) -> torch.Tensor:
         raise ValueError("attentions must be a non-empty sequence of (B, H, T, T) tensors, one per layer")
     shape = None
     for i, A in enumerate(attentions):
-        _require_tensor(f"attentions[{i}]", A, 4)
+        require_tensor(f"attentions[{i}]", A, 4)
         if A.dim() != 4 or A.shape[-1] != A.shape[-2] or (shape is not None and A.shape != shape):
-            raise ValueError(f"attentions[{i}] must be (B, H, T, T) like the others ({shape}), got {_shape(A)}")
+            raise ValueError(f"attentions[{i}] must be (B, H, T, T) like the others ({shape}), got {shape_of(A)}")
         shape = A.shape
     B, H, T, _ = shape
     identity = torch.eye(T, dtype=attentions[0].dtype, device=attentions[0].device)
@@ -40,10 +39,10 @@ def attention_rollout(attentions: Sequence[torch.Tensor]) -> torch.Tensor:
 def class_token_map(weights: torch.Tensor, grid: int) -> torch.Tensor:
     """Row 0 (the class token) of ``(B, T, T)`` weights over the ``T - 1 = grid²`` patch tokens, renormalised to
     sum to 1 and laid out on the image: ``(B, grid, grid)``."""
-    _require_tensor("weights", weights, 3)
+    require_tensor("weights", weights, 3)
     grid = check_positive_int("grid", grid)
     if weights.dim() != 3 or weights.shape[-1] != weights.shape[-2] or weights.shape[-1] != 1 + grid * grid:
-        raise ValueError(f"weights must be (B, T, T) with T = 1 + grid² = {1 + grid * grid}, got {_shape(weights)}")
+        raise ValueError(f"weights must be (B, T, T) with T = 1 + grid² = {1 + grid * grid}, got {shape_of(weights)}")
     patches = weights[:, 0, 1:]  # (B, grid²)
     patches = patches / patches.sum(-1, keepdim=True).clamp_min(torch.finfo(weights.dtype).tiny)
     return patches.view(-1, grid, grid)

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attn._checks import check_positive_int
-from attn.functional import _require_tensor, _shape, additive_scores, attend
-from attn.vision.patches import ConvStem, check_images
+from attn._checks import check_images, check_positive_int, check_question, require_tensor, shape_of
+from attn.functional import additive_scores, attend
+from attn.vision.patches import ConvStem
 
-__all__ = ["spatial_attention", "SpatialConfig", "SpatialOutput", "SoftAttentionNet", "PooledNet", "check_question"]
+__all__ = ["spatial_attention", "SpatialConfig", "SpatialOutput", "SoftAttentionNet", "PooledNet"]
 
 
 def spatial_attention(
@@ -30,34 +30,23 @@ def spatial_attention(
     """``α = softmax(vᵀ tanh(W_q q + W_k k_i))`` over the cells, ``z = Σ_i α_i a_i`` (Xu et al. 2015, eqs. 4-6, with
     Bahdanau's score): query ``(B, d_q)``, features ``a`` ``(B, d, G_h, G_w)`` -> ``z (B, d)``, ``α (B, G_h, G_w)``.
     The keys ``k_i`` are the features themselves unless ``keys (B, d_k, G_h, G_w)`` are given."""
-    _require_tensor("query", query, 2)
-    _require_tensor("features", features, 4)
+    require_tensor("query", query, 2)
+    require_tensor("features", features, 4)
     keys = features if keys is None else keys
-    _require_tensor("keys", keys, 4)
+    require_tensor("keys", keys, 4)
     if query.dim() != 2 or features.dim() != 4 or query.shape[0] != features.shape[0]:
         raise ValueError(
-            f"query must be (B, d_q) and features (B, d, G_h, G_w) with the same B, got query {_shape(query)} "
-            f"and features {_shape(features)}"
+            f"query must be (B, d_q) and features (B, d, G_h, G_w) with the same B, got query {shape_of(query)} "
+            f"and features {shape_of(features)}"
         )
     if keys.dim() != 4 or keys.shape[0] != features.shape[0] or keys.shape[2:] != features.shape[2:]:
-        raise ValueError(f"keys must be (B, d_k, G_h, G_w) like features {_shape(features)}, got {_shape(keys)}")
+        raise ValueError(f"keys must be (B, d_k, G_h, G_w) like features {shape_of(features)}, got {shape_of(keys)}")
     B, d, G_h, G_w = features.shape
     a = features.flatten(2).transpose(1, 2)  # (B, G_h G_w, d): one value per cell
     k = keys.flatten(2).transpose(1, 2)  # (B, G_h G_w, d_k): one key per cell
     scores = additive_scores(query[:, None], k, W_q, W_k, v)  # (B, 1, G_h G_w)
     z, alpha = attend(scores, a)  # (B, 1, d), (B, 1, G_h G_w)
     return z[:, 0], alpha.view(B, G_h, G_w)
-
-
-def check_question(question: object, B: int, num_questions: int) -> None:
-    """A ValueError naming ``question`` unless it is ``(B,)`` int64 ids below ``num_questions``."""
-    if not isinstance(question, torch.Tensor):
-        raise ValueError(f"question must be a ({B},) tensor of int64 ids, got {type(question).__name__}")
-    if question.shape != (B,) or question.dtype != torch.int64:
-        raise ValueError(f"question must be ({B},) int64 ids, one per image, got {question.dtype} {_shape(question)}")
-    if B and (int(question.min()) < 0 or int(question.max()) >= num_questions):
-        raise ValueError(f"question holds ids in [{int(question.min())}, {int(question.max())}], "
-                         f"but there are {num_questions} questions")  # fmt: skip
 
 
 @dataclass

@@ -11,10 +11,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attn._checks import check_positive_int
+from attn._checks import check_positive_int, require_tensor, shape_of
 from attn.data.scenes import Scenes
-from attn.functional import _require_tensor, _shape
-from attn.train import History, _built, fit, seeded
+from attn.training import History, build_seeded, fit, seeded
 from attn.vision.glimpse import glimpse_boxes
 from attn.vision.ram import RAMOutput, RecurrentAttention, ram_loss, reinforce
 from attn.vision.rollout import attention_rollout, class_token_map
@@ -55,9 +54,9 @@ def accuracy(model: nn.Module, scenes: Scenes, batch_size: int = 500) -> float:
 
 def mass_on_object(attention: torch.Tensor, scenes: Scenes) -> torch.Tensor:
     """``(N,)``: the attention weight each scene's map ``(N, G, G)`` puts on the cells of the object asked about."""
-    _require_tensor("attention", attention, 3)
+    require_tensor("attention", attention, 3)
     if attention.dim() != 3 or attention.shape[0] != len(scenes) or attention.shape[1] != attention.shape[2]:
-        raise ValueError(f"attention must be (N, G, G) with N = {len(scenes)} scenes, got {_shape(attention)}")
+        raise ValueError(f"attention must be (N, G, G) with N = {len(scenes)} scenes, got {shape_of(attention)}")
     targets = scenes.target_cells(attention.shape[1])  # (N, G²)
     return (attention.flatten(1) * targets).sum(-1)
 
@@ -85,12 +84,12 @@ def train_on_scenes(
     ``min_gain`` (early stopping: trained to convergence, ``steps`` a cap); ``held_out`` should then be a
     validation set, not the test set.
 
-    As in :func:`attn.train.train_tagger`, ``model`` is a module trained in place (the history is returned) or a
+    As in :func:`attn.transformer.train_tagger`, ``model`` is a module trained in place (the history is returned) or a
     function that builds one under ``seeded(seed)`` (``(model, history)`` is returned; that form can run in another
     process, e.g. ``functools.partial(ViT, config)``)."""
     check_positive_int("batch_size", batch_size)
     built = not isinstance(model, nn.Module)
-    model = _built(model, seed)
+    model = build_seeded(model, seed)
     if patience is not None:
         check_positive_int("patience", patience)
     if isinstance(min_gain, bool) or not isinstance(min_gain, numbers.Real) or not 0 <= min_gain < 1:

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attn._checks import check_positive_int
-from attn.transformer import Encoder, LearnedPositions
-from attn.vision.patches import ConvStem, PatchEmbedding, check_images
-from attn.vision.spatial import check_question
+from attn._checks import check_images, check_positive_int, check_question
+from attn.blocks import Encoder, LearnedPositions
+from attn.vision.patches import ConvStem, PatchEmbedding
 
 __all__ = ["ViTConfig", "ViTOutput", "ViT"]
 

@@ -15,18 +15,30 @@ import io
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import ipywidgets as widgets
 import torch
 from matplotlib.figure import Figure
 
-from attn.additive import Translation
 from attn.data.babi import split_sentences
+from attn.data.translation import Translation
 from attn.functional import content_addressing, dot_product_scores, softmax
-from attn.memn2n.train import Answer
 from attn.memory.addressing import content_weighting, interpolate, sharpen, shift
 from attn.viz.images import image_attention
 from attn.viz.plots import bar_weights, heatmap, hop_heatmap, lookup_figure
+
+
+class Answer(Protocol):
+    """What :func:`memory_panel` shows of an answer (:class:`attn.memn2n.Answer` has it): views read results, they
+    import no model."""
+
+    answer: str
+    probability: float
+    sentences: list[str]
+    hop_attention: torch.Tensor
+    unknown: list[str]
+
 
 __all__ = [
     "softmax_panel",
@@ -243,7 +255,7 @@ def translation_panel(
 ) -> widgets.VBox:
     """Pick an example or type a sentence: its translation and alignment heatmap.
 
-    ``translate(sentence)`` returns a :class:`attn.additive.Translation`; unknown words are named under the
+    ``translate(sentence)`` returns a :class:`attn.data.translation.Translation`; unknown words are named under the
     translation, and a ``ValueError`` (empty or over-long input) is shown as a message, never raised.
     """
     if not examples:

@@ -12,8 +12,7 @@ import math
 import torch
 from torch import nn
 
-from attn._checks import check_nonnegative_int, check_positive_int
-from attn.functional import _shape
+from attn._checks import check_nonnegative_int, check_positive_int, shape_of
 
 __all__ = ["sinusoidal_positions", "SinusoidalPositions", "LearnedPositions"]
 
@@ -38,7 +37,7 @@ class _Positions(nn.Module):
 
     def _check(self, x: torch.Tensor, start: int = 0) -> int:
         if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
-            got = _shape(x) if isinstance(x, torch.Tensor) else type(x).__name__
+            got = shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"x must have shape (B, T, d_model={self.d_model}), got {got}")
         T = x.shape[1]
         if T > self.max_len:

@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attn._checks import check_dropout, check_positive_int
-from attn.functional import _shape, scaled_dot_product_attention
+from attn._checks import check_dropout, check_positive_int, shape_of
+from attn.functional import scaled_dot_product_attention
 
 __all__ = ["KeyValue", "MultiHeadAttention"]
 
@@ -90,7 +90,7 @@ class MultiHeadAttention(nn.Module):
         with T = len(past) + Tn -> output ``(B, Tn, d_model)``, weights ``(B, H, Tn, T)`` (None without
         ``need_weights``) and the cache for the next call, :class:`KeyValue` of ``(B, H, T, d_k)`` tensors."""
         if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
-            got = _shape(x) if isinstance(x, torch.Tensor) else type(x).__name__
+            got = shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"x must have shape (B, Tn, d_model={self.d_model}), got {got}")
         self._check_dtype("x", x)
         B, Tn, _ = x.shape
@@ -143,10 +143,10 @@ class MultiHeadAttention(nn.Module):
                 or t.dim() != 4
                 or (t.shape[0], t.shape[1], t.shape[3]) != (B, self.h, self.d_k)
             ):
-                got = _shape(t) if isinstance(t, torch.Tensor) else type(t).__name__
+                got = shape_of(t) if isinstance(t, torch.Tensor) else type(t).__name__
                 raise ValueError(f"past.{name} must have shape (B={B}, H={self.h}, T, d_k={self.d_k}), got {got}")
         if past.key.shape != past.value.shape:
-            raise ValueError(f"past.key {_shape(past.key)} and past.value {_shape(past.value)} differ in shape")
+            raise ValueError(f"past.key {shape_of(past.key)} and past.value {shape_of(past.value)} differ in shape")
 
     def _check_dtype(self, name: str, x: torch.Tensor) -> None:
         weight = self.W_q.weight
@@ -161,14 +161,16 @@ class MultiHeadAttention(nn.Module):
             if not isinstance(x, torch.Tensor):
                 raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
             if x.dim() != 3 or x.shape[-1] != self.d_model:
-                raise ValueError(f"{name} must have shape (B, T, d_model={self.d_model}), got {_shape(x)}")
+                raise ValueError(f"{name} must have shape (B, T, d_model={self.d_model}), got {shape_of(x)}")
             self._check_dtype(name, x)
         if key.shape[:2] != value.shape[:2]:
             raise ValueError(
-                f"key and value must have the same (B, Tk), got key {_shape(key)} and value {_shape(value)}"
+                f"key and value must have the same (B, Tk), got key {shape_of(key)} and value {shape_of(value)}"
             )
         if query.shape[0] != key.shape[0]:
-            raise ValueError(f"query and key must have the same batch size B, got {_shape(query)} and {_shape(key)}")
+            raise ValueError(
+                f"query and key must have the same batch size B, got {shape_of(query)} and {shape_of(key)}"
+            )
         return query.shape[0], query.shape[1], key.shape[1]
 
     def _with_key_mask(
@@ -177,9 +179,9 @@ class MultiHeadAttention(nn.Module):
         """``mask`` and the padding mask ``key_mask`` ``(B, Tk)`` together, as one mask ``(B, H or 1, Tq, Tk)``."""
         if key_mask is None:
             return mask
-        if not isinstance(key_mask, torch.Tensor) or key_mask.dtype != torch.bool or _shape(key_mask) != (B, Tk):
+        if not isinstance(key_mask, torch.Tensor) or key_mask.dtype != torch.bool or shape_of(key_mask) != (B, Tk):
             got = (
-                f"{key_mask.dtype} {_shape(key_mask)}"
+                f"{key_mask.dtype} {shape_of(key_mask)}"
                 if isinstance(key_mask, torch.Tensor)
                 else type(key_mask).__name__
             )
@@ -198,14 +200,14 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"mask must be a bool torch.Tensor of shape {expected}, got {type(mask).__name__}")
         if mask.dtype != torch.bool:
             raise ValueError(
-                f"mask must have dtype torch.bool (True = may attend), got {mask.dtype} of shape {_shape(mask)}"
+                f"mask must have dtype torch.bool (True = may attend), got {mask.dtype} of shape {shape_of(mask)}"
             )
         if mask.device != device:
             raise ValueError(f"mask is on {mask.device} but query is on {device}")
-        shape = _shape(mask)  # as given, for the message
+        shape = shape_of(mask)  # as given, for the message
         if mask.dim() == 3:
             mask = mask.unsqueeze(1)  # (B, 1, Tq, Tk): the same mask for every head
-        fits = all(m in (1, n) for m, n in zip(_shape(mask)[::-1], full[::-1], strict=False))
+        fits = all(m in (1, n) for m, n in zip(shape_of(mask)[::-1], full[::-1], strict=False))
         if mask.dim() not in (2, 4) or not fits:
             hint = "; a padding mask (B, Tk) goes in key_mask" if mask.dim() == 2 else ""
             raise ValueError(f"mask must have shape {expected}, got {shape}{hint}")

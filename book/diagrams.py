@@ -3,7 +3,7 @@
 Every function returns the SVG text of one figure, the same bytes on every run: no matplotlib, no fonts,
 images or links from outside, nothing downloaded. The labels use the names the code uses (``W_a``, ``E[k]``,
 ``W_q``, ``norm1``, shapes such as ``(B, H, T, d_k)``), and ``tests/test_diagrams.py`` checks them against the
-modules. ``python -m attn.viz.diagrams notebooks/figures`` writes the committed copies the chapters show.
+modules. ``python book/diagrams.py notebooks/figures`` writes the committed copies the chapters show.
 """
 
 from __future__ import annotations
@@ -1412,9 +1412,9 @@ def write_all(outdir: Path, force: bool = False) -> tuple[list[Path], list[Path]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m attn.viz.diagrams OUTDIR [--force]``; returns the exit status (1: a differing file was kept)."""
+    """``python book/diagrams.py OUTDIR [--force]``; returns the exit status (1: a differing file was kept)."""
     parser = argparse.ArgumentParser(
-        prog="python -m attn.viz.diagrams",
+        prog="python book/diagrams.py",
         description="Write the book's architecture schematics (one SVG file per figure) into OUTDIR.",
     )
     parser.add_argument("outdir", type=Path, metavar="OUTDIR", help="folder for the .svg files, e.g. notebooks/figures")

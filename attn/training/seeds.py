@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import torch
 
 from attn._checks import check_positive_int
-from attn._progress import progress_bar
+from attn.training.progress import progress_bar
 
 __all__ = ["Background", "over_runs", "over_seeds"]
 

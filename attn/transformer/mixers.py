@@ -18,11 +18,11 @@ from functools import partial
 import torch
 from torch import nn
 
-from attn._checks import check_positive_int
-from attn.functional import _shape, scaled_dot_product_attention
-from attn.train import History, train_tagger
-from attn.transformer.layers import FeedForward, LayerNorm
-from attn.transformer.models import check_tokens
+from attn._checks import check_positive_int, check_tokens, shape_of
+from attn.blocks.layers import FeedForward, LayerNorm
+from attn.functional import scaled_dot_product_attention
+from attn.training import History
+from attn.transformer.tagging import train_tagger
 
 __all__ = ["MIXERS", "TokenMixer", "TaggerOutput", "MixerTagger", "train_mixer_tagger"]
 
@@ -90,7 +90,7 @@ class TokenMixer(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(B, T, d_model)`` -> ``y = W (x W_v) W_o`` ``(B, T, d_model)`` and the mixing matrix W ``(B, T, T)``."""
         if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.W_v.in_features:
-            got = _shape(x) if isinstance(x, torch.Tensor) else type(x).__name__
+            got = shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"x must have shape (B, T, d_model={self.W_v.in_features}), got {got}")
         W = self.mixing(x)  # (B, T, T)
         return self.W_o(W @ self.W_v(x)), W
@@ -155,7 +155,7 @@ def train_mixer_tagger(
     progress: bool = False,
 ) -> tuple[MixerTagger, History]:
     """A :class:`MixerTagger` built from ``seed`` and trained on ``data = (inputs, labels)`` (both ``(N, T)``) with
-    :func:`attn.train.train_tagger` from the same seed: one run, as :func:`attn.seeds.over_seeds` repeats it.
+    :func:`attn.transformer.train_tagger` from the same seed: one run, as :func:`attn.training.over_seeds` repeats it.
 
     Returns the trained model and its history (accuracy on ``valid`` every ``every`` steps, if given).
     """

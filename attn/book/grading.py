@@ -6,7 +6,7 @@ A chapter holds exercises in nbgrader format: a solution cell whose answer sits 
 with ``raise NotImplementedError()`` and clears all outputs, so every autograder cell fails with
 ``NotImplementedError`` until the student writes the function.
 
-    python -m attn.grading notebooks _build/assignments [--force]
+    python -m attn.book.grading notebooks _build/assignments [--force]
 """
 
 from __future__ import annotations
@@ -292,7 +292,7 @@ def write_assignments(source: Path, target: Path, force: bool = False) -> list[P
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m attn.grading", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m attn.book.grading", description=__doc__.split("\n\n")[0])
     parser.add_argument("source", type=Path, help="folder of solution notebooks (e.g. notebooks)")
     parser.add_argument("target", type=Path, help="folder for the student versions")
     parser.add_argument("--force", action="store_true", help="overwrite student versions that exist")

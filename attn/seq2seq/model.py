@@ -1,17 +1,13 @@
-"""Learning to align: a GRU encoder-decoder with pluggable attention (Bahdanau et al. 2014; Luong et al. 2015).
+"""Learning to align: a bidirectional GRU encoder and a GRU decoder that attends to the encoder's annotations at every
+step (Bahdanau et al. 2014).
 
 At every output step the decoder asks "which source words matter now?": it scores its previous state
 ``s_{i-1}`` against every encoder annotation ``h_j`` (``e_ij = a(s_{i-1}, h_j)``), turns the scores into
 weights ``α_ij = softmax_j(e_ij)`` and reads the context ``c_i = Σ_j α_ij h_j``. The weights of all steps
-form the alignment matrix ``(T_target, T_source)``. Every attention module here is the plain
-:func:`attn.functional.attend` on top of a score function, and returns ``(context, weights)``.
-
-Masks follow :mod:`attn.masks`: ``True`` = may attend; padded source positions get weight exactly 0.
-"""
+form the alignment matrix ``(T_target, T_source)``."""
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass
 
@@ -19,165 +15,10 @@ import torch
 from torch import nn
 
 from attn._checks import check_positive_int
-from attn.data.vocab import Vocab
-from attn.functional import attend, dot_product_scores
 from attn.masks import padding_mask
+from attn.seq2seq.scores import SCORES, Attention
 
-__all__ = [
-    "Attention",
-    "AdditiveAttention",
-    "DotAttention",
-    "GeneralAttention",
-    "BlurredAttention",
-    "Seq2SeqConfig",
-    "Seq2SeqOutput",
-    "Decoded",
-    "Translation",
-    "Seq2Seq",
-    "translate",
-    "SCORES",
-]
-
-
-class Attention(nn.Module):
-    """Soft lookup of one query per example over that example's keys; subclasses define ``score``."""
-
-    def precompute(self, keys: torch.Tensor) -> torch.Tensor:
-        """What ``score`` reads of the keys ``(B, Tk, d_k)``: it does not depend on the query, so a decoder
-        computes it once per sentence, not once per step (by default, the keys themselves)."""
-        return keys
-
-    def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        """Scores ``e`` ``(B, 1, Tk)`` of queries ``(B, 1, d_q)`` against the keys as ``precompute`` left them."""
-        raise NotImplementedError(f"{type(self).__name__} must define score(query, keys)")
-
-    def forward(
-        self,
-        query: torch.Tensor,
-        keys: torch.Tensor,
-        mask: torch.Tensor | None = None,
-        precomputed: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """query ``(B, d_q)``, keys ``(B, Tk, d_k)``, mask ``(B, Tk)`` -> context ``(B, d_k)``, weights ``(B, Tk)``;
-        ``precomputed`` is ``self.precompute(keys)``, computed here when not given."""
-        _check_query_keys(query, keys, mask)
-        if precomputed is None:
-            precomputed = self.precompute(keys)  # (B, Tk, ...)
-        elif precomputed.shape[:2] != keys.shape[:2]:
-            raise ValueError(
-                f"precomputed must be self.precompute(keys), shape (B, Tk, ...) = {tuple(keys.shape[:2])} + ..., "
-                f"got {tuple(precomputed.shape)}"
-            )
-        scores = self.score(query[:, None, :], precomputed)  # (B, 1, Tk)
-        context, weights = attend(scores, keys, None if mask is None else mask[:, None, :])
-        return context.squeeze(1), weights.squeeze(1)  # (B, d_k), (B, Tk)
-
-
-def _check_query_keys(query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None) -> None:
-    if query.dim() != 2 or keys.dim() != 3 or query.shape[0] != keys.shape[0]:
-        raise ValueError(
-            f"expected query (B, d_q) and keys (B, Tk, d_k) with the same B, got query {tuple(query.shape)} "
-            f"and keys {tuple(keys.shape)}"
-        )
-    if mask is not None and tuple(mask.shape) != tuple(keys.shape[:2]):
-        raise ValueError(f"mask must have shape (B, Tk) = {tuple(keys.shape[:2])}, got {tuple(mask.shape)}")
-
-
-def _check_width(name: str, x: torch.Tensor, W: torch.Tensor, d_name: str) -> None:
-    if x.shape[-1] != W.shape[1]:
-        raise ValueError(f"{name} has width {x.shape[-1]}, but the attention was built for {d_name}={W.shape[1]}")
-
-
-def _init(*shape: int) -> nn.Parameter:
-    bound = 1 / math.sqrt(shape[-1])
-    return nn.Parameter(torch.empty(*shape).uniform_(-bound, bound))
-
-
-class AdditiveAttention(Attention):
-    """Bahdanau et al. 2014, eq. 6 / App. A.1.2: ``e_ij = v_aᵀ tanh(W_a s_{i-1} + U_a h_j)``."""
-
-    def __init__(self, d_query: int, d_key: int, d_attn: int):
-        super().__init__()
-        self.W_a = _init(d_attn, d_query)
-        self.U_a = _init(d_attn, d_key)
-        self.v_a = _init(d_attn)
-
-    def precompute(self, keys: torch.Tensor) -> torch.Tensor:
-        _check_width("keys", keys, self.U_a, "d_key")
-        return keys @ self.U_a.T  # U_a h_j (B, Tk, d_attn): the same at every step, "pre-computed" (App. A.1.2)
-
-    def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        _check_width("query", query, self.W_a, "d_query")
-        return (torch.tanh(query @ self.W_a.T + keys) @ self.v_a)[:, None, :]  # (B, 1, Tk)
-
-
-class DotAttention(Attention):
-    """Luong et al. 2015, eq. 8 "dot": ``e_ij = s · h_j`` (no parameters; d_query must equal d_key).
-
-    ``d_attn`` is not used: it is accepted so that every score has the same constructor.
-    """
-
-    def __init__(self, d_query: int, d_key: int, d_attn: int | None = None):
-        super().__init__()
-        if d_query != d_key:
-            raise ValueError(f"dot attention needs d_query == d_key, got d_query={d_query} and d_key={d_key}")
-
-    def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return dot_product_scores(query, keys)  # (B, 1, Tk)
-
-
-class GeneralAttention(Attention):
-    """Luong et al. 2015, eq. 8 "general": ``e_ij = sᵀ W_a h_j`` (``d_attn`` is not used, as for dot)."""
-
-    def __init__(self, d_query: int, d_key: int, d_attn: int | None = None):
-        super().__init__()
-        self.W_a = _init(d_query, d_key)
-
-    def precompute(self, keys: torch.Tensor) -> torch.Tensor:
-        _check_width("keys", keys, self.W_a, "d_key")
-        return keys @ self.W_a.T  # W_a h_j (B, Tk, d_query), the same at every step
-
-    def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return dot_product_scores(query, keys)  # (B, 1, Tk)
-
-
-class BlurredAttention(Attention):
-    """A trained attention with its weights blended toward uniform: ``α' = (1 - mix) · α + mix · u``, where
-    ``u`` spreads the weight evenly over the positions the mask allows, and the context ``c = Σ_j α'_j h_j``.
-
-    An experiment at inference time: put it in place of a model's ``attention`` (``mix`` = 0 changes nothing,
-    ``mix`` = 1 reads the plain average of the annotations at every step, wherever the learned weights looked).
-    """
-
-    def __init__(self, attention: Attention, mix: float):
-        super().__init__()
-        if isinstance(mix, bool) or not isinstance(mix, numbers.Real) or not 0 <= mix <= 1:
-            raise ValueError(f"mix must be a number in [0, 1], got {mix!r}")
-        self.attention, self.mix = attention, float(mix)
-
-    def precompute(self, keys: torch.Tensor) -> torch.Tensor:
-        return self.attention.precompute(keys)
-
-    def forward(
-        self,
-        query: torch.Tensor,
-        keys: torch.Tensor,
-        mask: torch.Tensor | None = None,
-        precomputed: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """query ``(B, d_q)``, keys ``(B, Tk, d_k)``, mask ``(B, Tk)`` -> context ``(B, d_k)``, weights ``(B, Tk)``."""
-        _, weights = self.attention(query, keys, mask, precomputed=precomputed)  # (B, Tk)
-        allowed = torch.ones_like(weights) if mask is None else mask.to(weights.dtype)
-        weights = (1 - self.mix) * weights + self.mix * allowed / allowed.sum(-1, keepdim=True)
-        return (weights[:, None, :] @ keys).squeeze(1), weights  # (B, d_k), (B, Tk)
-
-
-SCORES: dict[str, type[Attention] | None] = {
-    "additive": AdditiveAttention,
-    "dot": DotAttention,
-    "general": GeneralAttention,
-    "none": None,  # the baseline: one fixed summary of the source, no attention
-}
+__all__ = ["Seq2SeqConfig", "Seq2SeqOutput", "Decoded", "Seq2Seq"]
 
 
 @dataclass
@@ -362,50 +203,3 @@ def _check_target(target_in: torch.Tensor, B: int, vocab_size: int) -> None:
         raise ValueError(
             f"target_in ids must be in [0, {vocab_size}), got [{int(target_in.min())}, {int(target_in.max())}]"
         )
-
-
-@dataclass
-class Translation:
-    """A typed sentence translated: the source words, the target words, whether the model ended the
-    translation (said ``<eos>``) or was cut off, the alignment (one row per target word, plus one for
-    ``<eos>`` if it ``finished``; one column per source word plus ``<eos>``; None without attention) and
-    the words the model did not know (read as ``<unk>``)."""
-
-    source: list[str]
-    target: list[str]
-    finished: bool
-    alignment: torch.Tensor | None
-    unknown: list[str]
-
-    def row_labels(self) -> list[str]:
-        """Labels for the alignment's rows."""
-        return [*self.target, "<eos>"] if self.finished else list(self.target)
-
-
-def tokenize(sentence: str) -> list[str]:
-    """Lower-case words; punctuation is dropped."""
-    cleaned = "".join(c if c.isalnum() or c.isspace() else " " for c in sentence.lower())
-    return cleaned.split()
-
-
-def translate(
-    model: Seq2Seq, sentence: str, source_vocab: Vocab, target_vocab: Vocab, max_words: int = 20
-) -> Translation:
-    """Translate one typed sentence. Unknown words become ``<unk>`` (and are listed); empty or over-long
-    input raises a ``ValueError`` that says so."""
-    if not isinstance(sentence, str):
-        raise ValueError(f"sentence must be a string, got {type(sentence).__name__}")
-    words = tokenize(sentence)
-    if not words:
-        raise ValueError("the sentence is empty: type a few words, e.g. 'the dog sees the cat'")
-    if len(words) > max_words:
-        raise ValueError(f"the sentence has {len(words)} words; this model reads at most {max_words}")
-    ids = torch.tensor([source_vocab.encode(words, eos=True)])
-    model.eval()
-    decoded = model.greedy_decode(ids, torch.tensor([ids.shape[1]]), target_vocab.bos, target_vocab.eos, 2 * max_words)
-    n = int(decoded.lengths[0])
-    finished = n < decoded.tokens.shape[1]  # the model said <eos> at position n
-    target = [target_vocab.tokens[int(i)] for i in decoded.tokens[0, :n]]  # one word per alignment row
-    alignment = None if decoded.alignments is None else decoded.alignments[0, : n + finished]
-    unknown = [w for w in words if w not in source_vocab]
-    return Translation(words, target, finished, alignment, unknown)

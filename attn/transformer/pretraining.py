@@ -1,0 +1,163 @@
+"""Pretraining objectives (chapter 10): next-token prediction at every position (GPT) or at one, and BERT's masked
+language modelling, on one :class:`~attn.transformer.LanguageModel`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from attn.data.language import mask_tokens
+from attn.data.sequences import IGNORE
+from attn.training import History, build_seeded, evaluating, fit, seeded
+from attn.transformer.models import LanguageModel
+
+__all__ = [
+    "OBJECTIVES",
+    "language_model_batch",
+    "token_losses",
+    "language_model_loss",
+    "train_language_model",
+    "fill_in",
+]
+
+
+OBJECTIVES = ("next", "one", "masked")
+
+
+def language_model_batch(
+    tokens: torch.Tensor,
+    objective: str,
+    mask: int | None = None,
+    vocab_size: int | None = None,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Inputs and labels ``(B, T')`` for one of :data:`OBJECTIVES` on sentences ``tokens (B, T)`` (0 = padding):
+
+    - ``"next"``: read ``tokens[:, :-1]``, predict ``tokens[:, 1:]``: the next token at every position at once;
+    - ``"one"``: the same, but only one position per sentence (drawn at random) is scored;
+    - ``"masked"``: BERT's masked LM (:func:`attn.data.language.mask_tokens`: ``mask`` is the id of
+      ``<mask>``, random replacements are drawn below ``vocab_size``).
+    """
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    if objective == "masked":
+        if mask is None or vocab_size is None:
+            raise ValueError("the masked objective needs the id of the mask token and the vocabulary size")
+        return mask_tokens(tokens, mask, vocab_size, generator=generator)
+    inputs, labels = tokens[:, :-1], tokens[:, 1:].masked_fill(tokens[:, 1:] == 0, IGNORE)  # (B, T-1) each
+    if objective == "one":
+        scored = labels != IGNORE
+        pick = (torch.rand(labels.shape, generator=generator) * scored).argmax(1)  # (B,): one scored position
+        one = torch.full_like(labels, IGNORE)
+        rows = torch.arange(len(labels))
+        one[rows, pick] = labels[rows, pick]
+        labels = one
+    return inputs, labels
+
+
+def _check_objective(model: LanguageModel, objective: str) -> None:
+    """Next-token objectives need a causal model: a bidirectional one would see the token it predicts."""
+    if objective in ("next", "one") and not model.config.causal:
+        raise ValueError(f"objective {objective!r} needs a causal model (config.causal=True); use 'masked'")
+
+
+def token_losses(model: LanguageModel, tokens: torch.Tensor) -> torch.Tensor:
+    """The cross-entropy (nats) of each next-token prediction of a causal model on ``tokens (N, T)``:
+    ``(N, T - 1)``, entry t for predicting token t + 1 (0 where that token is padding)."""
+    _check_objective(model, "next")
+    with evaluating(model):
+        logits = model(tokens[:, :-1], need_weights=False).logits  # (N, T-1, V)
+    targets = tokens[:, 1:].masked_fill(tokens[:, 1:] == 0, IGNORE)  # (N, T-1)
+    return nn.functional.cross_entropy(logits.transpose(1, 2), targets, ignore_index=IGNORE, reduction="none")
+
+
+def language_model_loss(
+    model: LanguageModel, tokens: torch.Tensor, objective: str, mask: int | None = None, seed: int = 0
+) -> float:
+    """Mean cross-entropy (nats per scored token) of ``objective`` on ``tokens``; masking drawn from ``seed``."""
+    _check_objective(model, objective)
+    g = torch.Generator().manual_seed(seed)
+    inputs, labels = language_model_batch(tokens, objective, mask, model.config.vocab_size, g)
+    with evaluating(model):
+        logits = model(inputs, need_weights=False).logits  # (B, T, V)
+    return float(nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE))
+
+
+def train_language_model(
+    model: LanguageModel | Callable[[], LanguageModel],
+    tokens: torch.Tensor,
+    objective: str = "next",
+    steps: int = 1000,
+    *,
+    mask: int | None = None,
+    batch_size: int = 64,
+    lr: float = 3e-3,
+    warmup: int = 0,
+    seed: int = 0,
+    every: int = 100,
+    valid: torch.Tensor | None = None,
+    progress: bool = True,
+) -> History | tuple[LanguageModel, History]:
+    """Train on random batches of sentences ``tokens (N, T)`` with one of :data:`OBJECTIVES`. At each checkpoint
+    the history stores, on ``valid``, for a causal model the next-token loss (``"next_loss"``) and every
+    prediction's loss (``"token_loss"``, ``(N, T - 1)``, see :func:`token_losses`); for a bidirectional one the
+    masked-LM loss (``"masked_loss"``).
+
+    As in :func:`train_tagger`, ``model`` is a module trained in place (the :class:`History` is returned) or a
+    function that builds one under :func:`seeded` ``(seed)`` (``(model, history)`` is returned; that form can run
+    in another process, e.g. ``partial(LanguageModel, config)``)."""
+    built = not isinstance(model, nn.Module)
+    model = build_seeded(model, seed)
+    _check_objective(model, objective)
+    language_model_batch(tokens[:1], objective, mask, model.config.vocab_size, torch.Generator())  # check arguments
+    rng = np.random.default_rng(seed)
+    g = torch.Generator().manual_seed(seed)
+    loss_of = nn.CrossEntropyLoss(ignore_index=IGNORE)
+
+    def loss_fn(model: nn.Module, step: int) -> torch.Tensor:
+        batch = _rows(tokens, rng, batch_size)
+        inputs, labels = language_model_batch(batch, objective, mask, model.config.vocab_size, g)
+        logits = model(inputs, need_weights=False).logits  # (B, T, V)
+        return loss_of(logits.flatten(0, 1), labels.flatten())
+
+    def checkpoint(model: nn.Module, step: int) -> dict[str, Any]:
+        if valid is None:
+            return {}
+        if model.config.causal:
+            losses = token_losses(model, valid)  # (N, T-1)
+            return {"next_loss": float(losses[valid[:, 1:] != 0].mean()), "token_loss": losses}
+        return {"masked_loss": language_model_loss(model, valid, "masked", mask)}
+
+    with seeded(seed):
+        history = fit(
+            model, loss_fn, steps, lr=lr, warmup=warmup, checkpoint=checkpoint, every=every, progress=progress
+        )
+    return (model, history) if built else history
+
+
+def _rows(tokens: torch.Tensor, rng: np.random.Generator, batch_size: int) -> torch.Tensor:
+    """A random batch of rows, with the padding columns no row needs cut off."""
+    batch = tokens[torch.from_numpy(rng.integers(len(tokens), size=batch_size))]
+    return batch[:, : int((batch != 0).sum(1).max())]
+
+
+def fill_in(model: LanguageModel, tokens: torch.Tensor, mask: int | None = None) -> torch.Tensor:
+    """The model's guess for every word of ``tokens (N, T)`` when that word is blanked out: ``(N, T)`` ids
+    (-100 at padding and ``<bos>``). A causal model guesses from the words on the left (one forward pass); a
+    bidirectional one sees the sentence with that one word replaced by ``mask`` (one pass per position)."""
+    if not model.config.causal and mask is None:
+        raise ValueError("a bidirectional model needs the id of the mask token (mask=...)")
+    guesses = torch.full_like(tokens, IGNORE)
+    with evaluating(model):
+        if model.config.causal:
+            guesses[:, 1:] = model(tokens[:, :-1], need_weights=False).logits.argmax(-1)
+        else:
+            for t in range(1, tokens.shape[1]):
+                blanked = tokens.clone()
+                blanked[:, t] = mask
+                guesses[:, t] = model(blanked, need_weights=False).logits[:, t].argmax(-1)
+    return guesses.masked_fill(tokens == 0, IGNORE)

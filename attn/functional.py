@@ -142,7 +142,12 @@ def content_weighting(memory: torch.Tensor, key: torch.Tensor, strength: torch.T
             f"{tuple(strength.shape)}"
         )
     similarity = cosine_scores(key.unsqueeze(-2), memory).squeeze(-2)  # (..., N)
-    return softmax(strength.unsqueeze(-1) * similarity, dim=-1)
+    scores = strength.unsqueeze(-1) * similarity  # (..., N)
+    if not bool(torch.isfinite(scores).all()):  # β · cos overflowed the dtype
+        raise ValueError(
+            f"strength is too large for {key.dtype}: β · cos(k, M_i) overflows (β up to {float(strength.max()):.4g})"
+        )
+    return softmax(scores, dim=-1)
 
 
 def content_addressing(

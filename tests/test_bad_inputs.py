@@ -33,13 +33,31 @@ import attn
 from attn.blocks import MultiHeadAttention
 from attn.data import make_corpus
 from attn.data.babi import parse_stories, read_stories, split_sentences, task_file
+from attn.data.babi_world import simulate
+from attn.data.memory_tasks import copy_task
+from attn.data.scenes import make_scenes
+from attn.data.sequences import repeated_sequences
 from attn.data.vocab import tokenize
 from attn.memn2n import MemN2NConfig, MemN2NRun, train_memn2n
 from attn.memn2n.__main__ import main as memn2n_main
-from attn.seq2seq import Seq2Seq, Seq2SeqConfig
+from attn.memory import DNC, NTM, DNCConfig, NTMConfig, interpolate, sharpen, shift, train_bits
+from attn.seq2seq import Seq2Seq, Seq2SeqConfig, train_translator
+from attn.training import fit, over_runs
 from attn.transformer import LanguageModel, LanguageModelConfig
 from attn.transformer.translate import sample_sentences
-from attn.viz import bar_weights, heatmap
+from attn.vision import (
+    PatchEmbedding,
+    RAMConfig,
+    RecurrentAttention,
+    SoftAttentionNet,
+    SpatialConfig,
+    ViT,
+    ViTConfig,
+    attention_rollout,
+    glimpse,
+    train_on_scenes,
+)
+from attn.viz import bar_weights, heatmap, image_attention
 
 matplotlib.use("Agg")
 
@@ -92,6 +110,26 @@ def lm() -> LanguageModel:
 
 
 TOKENS = torch.tensor([[1, 2, 3]])
+
+
+def _linear() -> torch.nn.Module:
+    return torch.nn.Linear(2, 1)
+
+
+def _mse(model: torch.nn.Module, step: int) -> torch.Tensor:
+    return model(torch.ones(4, 2)).pow(2).mean()
+
+
+def _ntm() -> NTM:
+    return NTM(NTMConfig(input_size=9, output_size=8, hidden=8, memory_rows=8, memory_width=4))
+
+
+def _dnc() -> DNC:
+    return DNC(DNCConfig(input_size=7, output_size=6, hidden=8, memory_rows=4, memory_width=4, read_heads=1))
+
+
+def _copy(batch: int, seed: int):
+    return copy_task(batch, 1, 3, seed=seed)
 
 
 def cases(tmp: Path) -> list[Case]:
@@ -444,6 +482,191 @@ def cases(tmp: Path) -> list[Case]:
         Case("heatmap", "text", lambda: _draw(lambda: heatmap(torch.rand(2, 2), ["$5", "a$b$"], ["$$", "x"])), None),
         Case("bar_weights", "text", lambda: _draw(lambda: bar_weights(torch.tensor([0.5, 0.5]), ["$a$", "b"])), None),
         Case("heatmap", "shape", lambda: heatmap(torch.rand(2, 2), ["a"], ["b", "c"]), ValueError, "has 1 labels"),
+        # --- round 2 (issue 33): one rule per cause, for the memory, vision, pool and training code
+        # training settings: one rule for every trainer
+        Case(
+            "fit",
+            "value",
+            lambda: fit(_linear(), _mse, 3, clip=-1.0, progress=False),
+            ValueError,
+            "clip must be a positive",
+        ),
+        Case(
+            "fit",
+            "value",
+            lambda: fit(_linear(), _mse, 3, clip=0, progress=False),
+            ValueError,
+            "clip must be a positive",
+        ),
+        Case(
+            "fit",
+            "value",
+            lambda: fit(_linear(), _mse, 3, lr=float("nan"), progress=False),
+            ValueError,
+            "lr must be a positive",
+        ),
+        Case(
+            "train_bits",
+            "value",
+            lambda: train_bits(_ntm(), _copy, 2, clip=-1.0, progress=False),
+            ValueError,
+            "clip must be a positive",
+        ),
+        Case(
+            "train_memn2n",
+            "value",
+            lambda: train_memn2n([], [], max_grad_norm=0),
+            ValueError,
+            "max_grad_norm must be a positive",
+        ),
+        # silent wrong answers
+        Case("Scenes[int]", "shape", lambda: _equal(tuple(make_scenes(6, 0)[0].images.shape), (1, 3, 24, 24)), None),
+        Case("Scenes[int]", "value", lambda: make_scenes(6, 0)[6], IndexError, "scene 6 of 6"),
+        Case(
+            "image_attention",
+            "dtype",
+            lambda: _draw(lambda: image_attention(torch.full((3, 4, 4), 200, dtype=torch.uint8))),
+            None,
+        ),
+        Case(
+            "image_attention",
+            "value",
+            lambda: image_attention(torch.full((3, 4, 4), 200.0)),
+            ValueError,
+            r"values in \[0, 1\]",
+        ),
+        Case(
+            "attention_rollout",
+            "value",
+            lambda: attention_rollout([torch.randn(1, 2, 3, 3)]),
+            ValueError,
+            "must be a distribution",
+        ),
+        # the NTM's documented ranges
+        Case(
+            "interpolate",
+            "value",
+            lambda: interpolate(torch.ones(3) / 3, torch.eye(3)[0], 1.5),
+            ValueError,
+            r"gate must be a finite number in \[0, 1\]",
+        ),
+        Case(
+            "sharpen",
+            "value",
+            lambda: sharpen(torch.ones(3) / 3, float("inf")),
+            ValueError,
+            "gamma must be a finite number >= 1",
+        ),
+        Case(
+            "shift",
+            "value",
+            lambda: shift(torch.ones(4) / 4, torch.tensor([0.5, 0.9, -0.4])),
+            ValueError,
+            "shifts must be a distribution",
+        ),
+        Case(
+            "content_addressing",
+            "extreme",
+            lambda: attn.content_addressing(torch.ones(3), torch.ones(4, 3), 1e39),
+            ValueError,
+            "strength",
+        ),
+        # errors from deep inside torch: the dtype rule, empty batches, seeds
+        Case(
+            "NTM",
+            "dtype",
+            lambda: _ntm()(torch.zeros(2, 3, 9, dtype=torch.float64)),
+            ValueError,
+            "x has dtype torch.float64 but the model's weights",
+        ),
+        Case(
+            "DNC",
+            "dtype",
+            lambda: _dnc()(torch.zeros(2, 3, 7, dtype=torch.float64)),
+            ValueError,
+            "x has dtype torch.float64 but the model's weights",
+        ),
+        Case(
+            "NTM",
+            "empty",
+            lambda: _ntm()(torch.zeros(2, 0, 9)),
+            ValueError,
+            "at least one sequence of at least one step",
+        ),
+        Case("DNC", "empty", lambda: _dnc()(torch.zeros(0, 3, 7)), ValueError, "at least one sequence"),
+        Case(
+            "ViT",
+            "dtype",
+            lambda: ViT(ViTConfig())(torch.zeros(1, 3, 24, 24, dtype=torch.float64), torch.zeros(1, dtype=torch.long)),
+            ValueError,
+            "images has dtype torch.float64",
+        ),
+        Case(
+            "PatchEmbedding",
+            "dtype",
+            lambda: PatchEmbedding(3, 4, 8)(torch.zeros(1, 3, 8, 8, dtype=torch.float64)),
+            ValueError,
+            "images has dtype",
+        ),
+        Case(
+            "SoftAttentionNet",
+            "empty",
+            lambda: SoftAttentionNet(SpatialConfig())(torch.zeros(0, 3, 24, 24), torch.zeros(0, dtype=torch.long)),
+            ValueError,
+            "at least one image",
+        ),
+        Case(
+            "RecurrentAttention",
+            "empty",
+            lambda: RecurrentAttention(RAMConfig())(torch.zeros(0, 3, 24, 24), torch.zeros(0, dtype=torch.long)),
+            ValueError,
+            "at least one image",
+        ),
+        Case("make_scenes", "value", lambda: make_scenes(2, -1), ValueError, "seed must be an int >= 0, got -1"),
+        Case(
+            "repeated_sequences",
+            "value",
+            lambda: repeated_sequences(2, seed=-3),
+            ValueError,
+            "seed must be an int >= 0",
+        ),
+        Case("make_corpus", "value", lambda: make_corpus(5, 5, seed=-1), ValueError, "seed must be an int >= 0"),
+        Case("simulate", "value", lambda: simulate(1, 2, seed=-1), ValueError, "seed must be an int >= 0"),
+        Case(
+            "train_translator",
+            "value",
+            lambda: train_translator(make_corpus(20, 5), steps=1, seed=-1),
+            ValueError,
+            "seed must be an int >= 0",
+        ),
+        # sizes that would take the machine down are refused before allocating
+        Case("copy_task", "size", lambda: copy_task(1, 10**9, 10**9), ValueError, "copy_task.* would hold .* numbers"),
+        Case("make_scenes", "size", lambda: make_scenes(10**6, 0, size=240), ValueError, "would hold"),
+        Case("repeated_sequences", "size", lambda: repeated_sequences(10**9, 24), ValueError, "would hold"),
+        Case(
+            "glimpse",
+            "size",
+            lambda: glimpse(torch.zeros(1, 3, 8, 8), torch.zeros(1, 2), 6, 40),
+            ValueError,
+            "glimpse of 40 scales",
+        ),
+        Case(
+            "train_on_scenes",
+            "value",
+            lambda: train_on_scenes(
+                SoftAttentionNet(SpatialConfig(num_classes=2)), make_scenes(8, 0), 1, seed=0, progress=False
+            ),
+            ValueError,
+            "answers up to 3, but the model has 2 classes",
+        ),
+        # pools: a run a worker cannot load is named with the reason
+        Case(
+            "over_runs",
+            "type",
+            lambda: over_runs([lambda: 1, lambda: 2], jobs=2),
+            ValueError,
+            "cannot be sent to a worker",
+        ),
         # --- the installed torch does what the library relies on (torch >= 2.5)
         Case("torch", "extreme", _fused_attention_gives_zero_rows, None),
     ]
@@ -531,7 +754,7 @@ def test_bad_input_gets_the_catalogued_answer(index, tmp_path):
 
 def test_the_catalogue_covers_every_kind_and_every_public_name():
     kinds = Counter(c.kind for c in CATALOGUE)
-    assert set(kinds) == {"type", "shape", "dtype", "value", "empty", "text", "file", "extreme"}, kinds
+    assert set(kinds) == {"type", "shape", "dtype", "value", "empty", "text", "file", "extreme", "size"}, kinds
     entries = {c.entry.split(".")[0] for c in CATALOGUE}
     functions = {
         "softmax",
@@ -543,6 +766,24 @@ def test_the_catalogue_covers_every_kind_and_every_public_name():
         "content_addressing",
         "causal_mask",
         "padding_mask",
+        # round 2: the memory, vision, pool and training code
+        "fit",
+        "train_bits",
+        "interpolate",
+        "sharpen",
+        "shift",
+        "NTM",
+        "DNC",
+        "ViT",
+        "PatchEmbedding",
+        "SoftAttentionNet",
+        "RecurrentAttention",
+        "attention_rollout",
+        "image_attention",
+        "copy_task",
+        "make_scenes",
+        "glimpse",
+        "over_runs",
     }
     assert functions <= entries, functions - entries
 

@@ -385,11 +385,12 @@ def test_pick_keeps_the_lowest_validation_or_training_error_never_the_test_error
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"epochs": 0}, "epochs must be an int >= 1, got 0"),
+        ({"epochs": 0}, "epochs must be a positive int, got 0"),
         ({"linear_start": -1}, "linear_start must be an int >= 0, got -1"),
-        ({"batch_size": 0}, "batch_size must be an int >= 1, got 0"),
+        ({"batch_size": 0}, "batch_size must be a positive int, got 0"),
         ({"noise": 1.5}, r"noise must be a number in \[0, 1\), got 1.5"),
-        ({"lr": 0.0}, "lr must be a positive number, got 0.0"),
+        ({"lr": 0.0}, "lr must be a positive finite number, got 0.0"),
+        ({"max_grad_norm": -1.0}, "max_grad_norm must be a positive finite number, got -1.0"),
     ],
 )
 def test_a_bad_recipe_is_refused_before_training(task1, kwargs, message):

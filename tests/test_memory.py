@@ -210,7 +210,7 @@ def test_content_weighting_follows_the_rows_when_they_are_permuted(order, seed):
 
 def test_shift_matches_the_sum_over_offsets():
     g = torch.Generator().manual_seed(1)
-    w, s = torch.rand(7, generator=g), torch.rand(5, generator=g)
+    w, s = torch.rand(7, generator=g), torch.softmax(torch.rand(5, generator=g), 0)  # s: a distribution
     offset = lambda i, j: (i - j + 3) % 7 - 3  # noqa: E731  (i - j) mod 7, taken in -3..3
     naive = [sum(w[j] * s[offset(i, j) + 2] for j in range(7) if abs(offset(i, j)) <= 2) for i in range(7)]
     assert close(shift(w, s), T(naive), atol=1e-6)

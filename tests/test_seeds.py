@@ -1,5 +1,10 @@
 """attn.training.over_seeds: the same results in worker processes as here, one thread each."""
 
+import gc
+import multiprocessing
+import os
+import signal
+import threading
 import time
 from functools import partial
 
@@ -82,3 +87,53 @@ def test_background_stops_its_workers_when_a_run_fails_or_when_closed():
         later["bad"]
     with pytest.raises(RuntimeError, match=r"the run 'd' was cancelled by close\(\) before it started"):
         later["d"]
+
+
+def _interrupt_after(seconds: float) -> threading.Timer:
+    """Ctrl-C (a real SIGINT) to this process after ``seconds``, as Jupyter's stop button sends it."""
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    return timer
+
+
+@pytest.mark.parametrize("pool", ["over_runs", "Background"])
+def test_an_interrupt_stops_a_pool_within_seconds_and_leaves_no_worker(pool):
+    runs = [partial(time.sleep, 60) for _ in range(4)]
+    start = time.monotonic()
+    _interrupt_after(3.0)  # the workers have started by then
+    with pytest.raises(KeyboardInterrupt):
+        if pool == "over_runs":
+            over_runs(runs, jobs=2)
+        else:
+            later = Background(dict(enumerate(runs)), jobs=2)
+            later[3]
+    assert time.monotonic() - start < 15, "control came back only after the runs"
+    deadline = time.monotonic() + 10
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert multiprocessing.active_children() == [], "a worker is left running"
+
+
+def test_a_dropped_background_ends_its_runs():
+    later = Background({"long": partial(time.sleep, 60)}, jobs=1)
+    time.sleep(2)  # under way
+    del later
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert multiprocessing.active_children() == []
+
+
+def _defined_here() -> int:
+    return 1
+
+
+def test_a_run_defined_in_a_notebook_is_refused_with_the_reason(monkeypatch):
+    monkeypatch.setattr(_defined_here, "__module__", "__main__")  # as a function from a notebook cell is
+    with pytest.raises(ValueError, match="defined in this notebook .* cannot load it"):
+        over_runs([_defined_here, _defined_here], jobs=2)
+    with pytest.raises(ValueError, match="defined in this notebook"):
+        Background({"a": partial(_defined_here)})
+    with pytest.raises(ValueError, match="cannot be sent to a worker process"):
+        over_runs([lambda: 1, lambda: 2], jobs=2)

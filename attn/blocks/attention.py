@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attn._checks import check_dropout, check_positive_int, shape_of
+from attn._checks import check_dropout, check_dtype_of, check_positive_int, shape_of
 from attn.functional import scaled_dot_product_attention
 
 __all__ = ["KeyValue", "MultiHeadAttention"]
@@ -92,7 +92,7 @@ class MultiHeadAttention(nn.Module):
         if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
             got = shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"x must have shape (B, Tn, d_model={self.d_model}), got {got}")
-        self._check_dtype("x", x)
+        check_dtype_of("x", x, self)
         B, Tn, _ = x.shape
         q, k, v = self._project(x, x, x)  # (B, H, Tn, d_k) each
         if past is not None:
@@ -148,21 +148,13 @@ class MultiHeadAttention(nn.Module):
         if past.key.shape != past.value.shape:
             raise ValueError(f"past.key {shape_of(past.key)} and past.value {shape_of(past.value)} differ in shape")
 
-    def _check_dtype(self, name: str, x: torch.Tensor) -> None:
-        weight = self.W_q.weight
-        if x.dtype != weight.dtype and not torch.is_autocast_enabled(x.device.type):
-            raise ValueError(
-                f"{name} has dtype {x.dtype} but the layer's weights are {weight.dtype}: convert one to the other "
-                f"(e.g. x.to({weight.dtype}) or layer.to({x.dtype}))"
-            )
-
     def _check(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> tuple[int, int, int]:
         for name, x in (("query", query), ("key", key), ("value", value)):
             if not isinstance(x, torch.Tensor):
                 raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
             if x.dim() != 3 or x.shape[-1] != self.d_model:
                 raise ValueError(f"{name} must have shape (B, T, d_model={self.d_model}), got {shape_of(x)}")
-            self._check_dtype(name, x)
+            check_dtype_of(name, x, self)
         if key.shape[:2] != value.shape[:2]:
             raise ValueError(
                 f"key and value must have the same (B, Tk), got key {shape_of(key)} and value {shape_of(value)}"

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attn._checks import check_nonnegative_int
 from attn.data.babi import Line, Story, write_stories
 
 __all__ = ["SIMULATED_TASKS", "simulate", "write_task"]
@@ -329,6 +330,7 @@ def simulate(task: int, n_questions: int, seed: int = 0) -> list[Story]:
     _check_task(task)
     _check_count("n_questions", n_questions)
     generate, per_story = _GENERATORS[task]
+    check_nonnegative_int("seed", seed)
     rng = np.random.default_rng(seed)
     stories = []
     left = n_questions

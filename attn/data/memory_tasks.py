@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attn._checks import check_nonnegative_int, check_positive_int
+from attn._checks import check_nonnegative_int, check_positive_int, check_size
 
 __all__ = ["BitTask", "copy_task", "recall_task", "bit_errors"]
 
@@ -56,6 +56,7 @@ def copy_task(batch_size: int, min_len: int, max_len: int, bits: int = 8, seed: 
     lengths = _lengths("copy_task", batch_size * segments, min_len, max_len, g).view(batch_size, segments)
     block = 2 * max_len + 1
     T = segments * block
+    check_size(f"copy_task({batch_size}, {min_len}, {max_len})'s inputs", batch_size * T * (bits + 1))
     inputs, targets = torch.zeros(batch_size, T, bits + 1), torch.zeros(batch_size, T, bits)
     mask = torch.zeros(batch_size, T, dtype=torch.bool)
     patterns = torch.randint(0, 2, (batch_size, segments, max_len, bits), generator=g).float()

@@ -11,12 +11,13 @@ training.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from attn._checks import check_positive_int
+from attn._checks import check_nonnegative_int, check_positive_int, check_size
 
 __all__ = ["ASKS", "COLOURS", "QUARTERS", "SHAPES", "Scenes", "make_scenes", "scene_splits", "shape_masks"]
 
@@ -58,7 +59,12 @@ class Scenes:
         return self.images.shape[0]
 
     def __getitem__(self, index: slice | torch.Tensor | list[int]) -> Scenes:
-        """The scenes at ``index`` (a slice, a list or a tensor of indices), as a new :class:`Scenes`."""
+        """The scenes at ``index`` (an int, a slice, a list or a tensor of indices), as a new :class:`Scenes`: an int
+        gives a batch of one scene, never one without its batch axis."""
+        if isinstance(index, numbers.Integral) and not isinstance(index, bool):
+            if not -len(self) <= index < len(self):
+                raise IndexError(f"scene {index} of {len(self)}")
+            index = slice(index, index + 1 or None)  # one scene stays a batch of one: (1, 3, S, S)
         fields = [f for f in self.__dataclass_fields__ if f != "ask"]
         return Scenes(*(getattr(self, f)[index] for f in fields), ask=self.ask)
 
@@ -154,6 +160,8 @@ def make_scenes(n: int, seed: int, *, size: int = 24, objects: int = 3, ask: str
     per_side = (size + 1) // (OBJECT + 1)
     if size < OBJECT or objects > max(per_side**2, 1):
         raise ValueError(f"{objects} objects of {OBJECT} x {OBJECT} pixels do not fit on a {size} x {size} canvas")
+    check_nonnegative_int("seed", seed)
+    check_size(f"{n} scenes of {size} x {size} pixels", n * 3 * size * size)
     images, colours, shapes, corners, target = _draw(np.random.default_rng(seed), n, size, objects)
     rows = np.arange(n)
     centre = corners[rows, target] + OBJECT / 2  # (n, 2): row, column

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from attn._checks import check_positive_int
+from attn._checks import check_nonnegative_int, check_positive_int, check_size
 from attn.data.translation import Corpus, Pair
 from attn.data.vocab import Vocab
 
@@ -160,6 +160,8 @@ def repeated_sequences(
     low, high = periods
     if not 1 <= check_positive_int("periods[0]", low) <= check_positive_int("periods[1]", high) < length:
         raise ValueError(f"periods must satisfy 1 <= low <= high < length={length}, got {periods}")
+    check_nonnegative_int("seed", seed)
+    check_size(f"{n} strings of {length} tokens", n * length)
     g = torch.Generator().manual_seed(seed)
     period = torch.randint(low, high + 1, (n,), generator=g)  # (n,)
     segment = torch.randint(1, num_symbols + 1, (n, high), generator=g)  # (n, high); row i uses period[i] of them

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from attn._checks import check_nonnegative_int, check_positive_int
 from attn.data.vocab import Vocab, tokenize
 
 __all__ = [
@@ -316,6 +317,7 @@ def make_corpus(n_train: int = 20_000, n_test: int = 1_000, seed: int = 0, subor
             raise ValueError(f"{name} must be a positive int, got {n!r}")
     if isinstance(subordinate, bool) or not isinstance(subordinate, numbers.Real) or not 0 <= subordinate <= 1:
         raise ValueError(f"subordinate must be a probability in [0, 1], got {subordinate!r}")
+    check_nonnegative_int("seed", seed)
     rng = np.random.default_rng(seed)
     train = [render(sample_sentence(rng, subordinate)) for _ in range(n_train)]
     seen = {p.source for p in train}
@@ -456,6 +458,8 @@ def sentence_words(sentence: object, max_words: int) -> list[str]:
 def random_batches(corpus: Corpus, batch_size: int, seed: int) -> Callable[[], Batch]:
     """A function that returns ``batch_size`` pairs of ``corpus.train`` drawn at random (with replacement) at each
     call, padded; the training set is encoded once, and the draws come from ``numpy``'s generator of ``seed``."""
+    check_positive_int("batch_size", batch_size)
+    check_nonnegative_int("seed", seed)
     encoded = encode_batch(corpus.train, corpus.source_vocab, corpus.target_vocab)
     rng = np.random.default_rng(seed)
     return lambda: encoded.rows(torch.from_numpy(rng.integers(len(encoded.source), size=batch_size)))

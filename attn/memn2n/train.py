@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from attn._checks import check_nonnegative_int, check_positive_int, check_positive_number
 from attn.data.babi import MEMORY_SIZE, BabiTensors, Example, build_vocab, split_sentences, vectorize
 from attn.data.vocab import UNK, Vocab, tokenize
 from attn.memn2n.model import MemN2N, MemN2NConfig, time_index
@@ -151,19 +152,17 @@ def evaluate(
 
 def _check_recipe(**values: float) -> None:
     """Counts must be ints (``epochs``, ``batch_size``, ``decay_every`` >= 1; ``linear_start`` >= 0), rates
-    positive numbers, ``noise`` in [0, 1)."""
+    positive numbers (the rule of every trainer, :func:`attn._checks.check_positive_number`), ``noise`` in [0, 1)."""
     for name, value in values.items():
-        if name in ("epochs", "batch_size", "decay_every", "linear_start"):
-            low = 0 if name == "linear_start" else 1
-            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= low
-            expected = f"an int >= {low}"
+        if name in ("epochs", "batch_size", "decay_every"):
+            check_positive_int(name, value)
+        elif name == "linear_start":
+            check_nonnegative_int(name, value)
         elif name == "noise":
-            ok, expected = isinstance(value, numbers.Real) and 0 <= value < 1, "a number in [0, 1)"
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < 1:
+                raise ValueError(f"noise must be a number in [0, 1), got {value!r}")
         else:
-            ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and 0 < value < float("inf")
-            expected = "a positive number"
-        if not ok:
-            raise ValueError(f"{name} must be {expected}, got {value!r}")
+            check_positive_number(name, value)
 
 
 def train_memn2n(

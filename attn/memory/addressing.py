@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from attn._checks import per_row, require_tensor, same_lead
+from attn._checks import check_distribution, per_row, require_tensor, same_lead
 from attn.functional import content_weighting, softmax
 
 __all__ = ["content_weighting", "interpolate", "shift", "sharpen", "address"]
@@ -30,7 +30,7 @@ def interpolate(content: torch.Tensor, previous: torch.Tensor, gate: torch.Tenso
             f"previous {tuple(previous.shape)}"
         )
     same_lead("interpolate", content=(content, 1), previous=(previous, 1))
-    gate = per_row("gate", gate, content, previous)  # (..., 1)
+    gate = per_row("gate", gate, content, previous, low=0.0, high=1.0)  # (..., 1)
     return gate * content + (1 - gate) * previous
 
 
@@ -46,6 +46,7 @@ def shift(weights: torch.Tensor, shifts: torch.Tensor) -> torch.Tensor:
     if S % 2 == 0 or S > N:
         raise ValueError(f"shifts must cover an odd number S <= N={N} of offsets, got shifts {tuple(shifts.shape)}")
     same_lead("shift", weights=(weights, 1), shifts=(shifts, 1))
+    check_distribution("shifts", shifts)
     offsets = range(-(S // 2), S // 2 + 1)
     # torch.roll(w, k)[i] = w[i - k]: the weight that offset k brings to row i
     return sum(shifts[..., j : j + 1] * torch.roll(weights, k, dims=-1) for j, k in enumerate(offsets))
@@ -57,9 +58,7 @@ def sharpen(weights: torch.Tensor, gamma: torch.Tensor | float) -> torch.Tensor:
     weights ``(..., N)`` non-negative, gamma ``(...)`` or a number -> ``(..., N)``, summing to 1.
     """
     require_tensor("weights", weights)
-    gamma = per_row("gamma", gamma, weights)  # (..., 1)
-    if gamma.numel() and not bool((gamma >= 1).all()):  # NaN fails too
-        raise ValueError(f"gamma must be >= 1, got a minimum of {float(gamma.min()):.4g} (shape {tuple(gamma.shape)})")
+    gamma = per_row("gamma", gamma, weights, low=1.0)  # (..., 1), finite and >= 1
     # w^γ / Σ w^γ = softmax(γ log w): no overflow or 0/0 for a large γ. A weight that underflowed to 0 is read
     # as the smallest normal float, so that log stays finite and the gradient stays a number.
     tiny = torch.finfo(weights.dtype).tiny

@@ -25,5 +25,5 @@ class LSTMBaseline(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x ``(B, T, input_size)`` -> logits ``(B, T, output_size)``."""
-        _check_inputs(x, self.input_size)
+        _check_inputs(x, self, self.input_size)
         return self.output(self.lstm(x)[0])

@@ -76,7 +76,7 @@ class DNC(nn.Module):
     def forward(self, x: torch.Tensor, need_memory: bool = False) -> DNCOutput:
         """x ``(B, T, input_size)`` -> :class:`DNCOutput` (``need_memory``: keep every step's memory and link
         matrix)."""
-        _check_inputs(x, self.config.input_size)
+        _check_inputs(x, self, self.config.input_size)
         B, T, _ = x.shape
         N, W, R, H = self.config.memory_rows, self.config.memory_width, self.config.read_heads, self.config.hidden
         memory = x.new_full((B, N, W), MEMORY_INIT)

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from attn._checks import check_positive_int
+from attn._checks import check_dtype_of, check_positive_int
 from attn.memory.access import read, write
 from attn.memory.addressing import address
 
@@ -22,10 +22,14 @@ def _check_config(config: object, names: tuple[str, ...]) -> None:
         check_positive_int(name, getattr(config, name))
 
 
-def _check_inputs(x: object, input_size: int) -> None:
+def _check_inputs(x: object, model: nn.Module, input_size: int) -> None:
+    """x must be a float ``(B, T, input_size)`` batch with B and T at least 1, in the model's dtype."""
     if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() != 3 or x.shape[-1] != input_size:
         got = f"shape {tuple(x.shape)}, dtype {x.dtype}" if isinstance(x, torch.Tensor) else type(x).__name__
         raise ValueError(f"x must be a float tensor (B, T, input_size={input_size}), got {got}")
+    if 0 in x.shape:
+        raise ValueError(f"x must hold at least one sequence of at least one step (B, T >= 1), got {tuple(x.shape)}")
+    check_dtype_of("x", x, model, "model")
 
 
 def _oneplus(x: torch.Tensor) -> torch.Tensor:
@@ -85,7 +89,7 @@ class NTM(nn.Module):
 
     def forward(self, x: torch.Tensor) -> NTMOutput:
         """x ``(B, T, input_size)`` -> :class:`NTMOutput`."""
-        _check_inputs(x, self.config.input_size)
+        _check_inputs(x, self, self.config.input_size)
         B, T, _ = x.shape
         N, W, H = self.config.memory_rows, self.config.memory_width, self.config.hidden
         memory = x.new_full((B, N, W), MEMORY_INIT)

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from attn._checks import check_nonnegative_int, check_positive_int
+from attn._checks import check_nonnegative_int, check_positive_int, check_positive_number
 from attn.training.progress import progress_bar
 
 __all__ = ["seeded", "History", "fit", "build_seeded", "evaluating"]
@@ -24,6 +24,7 @@ def seeded(seed: int) -> Iterator[None]:
 
     Use it to build a model with the same initial weights every time, without changing the caller's state.
     """
+    seed = check_nonnegative_int("seed", seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         yield
@@ -81,6 +82,7 @@ def fit(
     """
     at = _checkpoint_steps(every)
     check_positive_int("steps", steps)
+    lr, clip = check_positive_number("lr", lr), check_positive_number("clip", clip)
     check_nonnegative_int("warmup", warmup)
     if schedule is not None and (warmup or not callable(schedule)):
         got = f"warmup={warmup} as well" if callable(schedule) else repr(schedule)

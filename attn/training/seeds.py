@@ -5,6 +5,8 @@ from __future__ import annotations
 import multiprocessing
 import numbers
 import os
+import pickle
+import signal
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import CancelledError, ProcessPoolExecutor
@@ -22,8 +24,38 @@ Result = TypeVar("Result")
 
 
 def _one_thread() -> None:
-    """Each worker process computes on one thread, as the chapters do: a run repeats exactly on one machine."""
+    """Each worker process computes on one thread, as the chapters do: a run repeats exactly on one machine. It
+    ignores Ctrl-C (Jupyter's interrupt reaches the whole process group): the parent stops it instead."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
+
+
+def _check_sendable(run: object) -> None:
+    """A run must reach a fresh worker process: a function of a module, or a partial of one. A function defined in
+    a notebook cell (module ``__main__``) cannot be found there, so it is refused here, with the reason."""
+    func = run
+    while isinstance(func, partial):
+        func = func.func
+    if getattr(func, "__module__", None) == "__main__":
+        raise ValueError(
+            f"{getattr(func, '__qualname__', func)!r} is defined in this notebook (or script), so a worker process "
+            "cannot load it: put it in a module and import it, or pass a functools.partial of a library function"
+        )
+    try:
+        pickle.dumps(run)
+    except Exception as error:
+        raise ValueError(f"{run!r} cannot be sent to a worker process: {error}") from None
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool now: runs not started are cancelled, runs under way are ended with their worker process."""
+    processes = list((pool._processes or {}).values())  # the executor keeps its workers here
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=5)
 
 
 def _jobs(jobs: object, runs: int) -> int:
@@ -79,11 +111,18 @@ def over_runs(
             bar.update()
         bar.close()
         return results
-    with _pool(jobs) as pool:
+    for run in runs:
+        _check_sendable(run)
+    pool = _pool(jobs)
+    try:
         futures = [pool.submit(run) for run in runs]
         for future in futures:
             future.add_done_callback(lambda _: bar.update())
         results = [future.result() for future in futures]
+    except BaseException:  # an interrupt (Ctrl-C, Jupyter's stop button) or a failed run: nothing keeps running
+        _stop(pool)
+        raise
+    pool.shutdown()
     bar.close()
     return results
 
@@ -101,11 +140,13 @@ class Background:
     def __init__(self, runs: Mapping[Hashable, Callable[[], Any]], *, jobs: int | None = None):
         if not isinstance(runs, Mapping) or not runs or not all(callable(r) for r in runs.values()):
             raise ValueError(f"runs must be a non-empty dict of name -> callable, got {runs!r}")
+        for run in runs.values():
+            _check_sendable(run)
         self._pool = _pool(_jobs(jobs, len(runs)))
+        # the workers also stop when this object is dropped (a cell run again) or the kernel exits
+        self._finalizer = weakref.finalize(self, _stop, self._pool)
         self._futures = {name: self._pool.submit(run) for name, run in runs.items()}
         self._taken: set[Hashable] = set()
-        # the workers also stop when this object is dropped (a cell run again) or the kernel exits
-        self._finalizer = weakref.finalize(self, self._pool.shutdown, wait=False, cancel_futures=True)
 
     def __getitem__(self, name: Hashable) -> Any:
         if name not in self._futures:
@@ -115,7 +156,7 @@ class Background:
         except CancelledError:
             raise RuntimeError(f"the run {name!r} was cancelled by close() before it started") from None
         except BaseException:
-            self.close()  # a run failed: stop the others too, and raise its error here
+            self.close()  # a run failed, or the reader interrupted: stop the others too, and raise here
             raise
         self._taken.add(name)
         if self._taken == set(self._futures):
@@ -123,7 +164,7 @@ class Background:
         return result
 
     def close(self) -> None:
-        """Stop the workers: runs not started yet are cancelled, runs under way finish on their own."""
+        """Stop the workers now: runs not started yet are cancelled, runs under way are ended."""
         self._finalizer()
 
     def __repr__(self) -> str:

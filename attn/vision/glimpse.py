@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from attn._checks import check_images, check_positive_int, require_tensor, shape_of
+from attn._checks import check_images, check_positive_int, check_size, require_tensor, shape_of
 
 __all__ = ["glimpse", "glimpse_boxes"]
 
@@ -29,6 +29,8 @@ def glimpse(images: torch.Tensor, locations: torch.Tensor, size: int, scales: in
     B, C, H, W = check_images(images)
     _check_locations(locations, B)
     size, scales = check_positive_int("size", size), check_positive_int("scales", scales)
+    widest = size * 2 ** (scales - 1)  # pixels on a side of the coarsest crop, read before averaging
+    check_size(f"a glimpse of {scales} scales from {size} pixels", B * C * widest * widest)
     crops = []
     for k in range(scales):
         width = size * 2**k  # pixels on a side at this scale

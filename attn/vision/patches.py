@@ -31,7 +31,7 @@ class PatchEmbedding(nn.Module):
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         """``(B, C, H, W)`` -> ``(B, N, d_model)``."""
-        check_images(images, self.channels)
+        check_images(images, self.channels, model=self)
         return self.E(patchify(images, self.patch))
 
 
@@ -56,7 +56,7 @@ class ConvStem(nn.Module):
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         """``(B, C, H, W)`` with H and W divisible by 4 -> ``(B, d_model, H/4, W/4)``."""
-        _, _, H, W = check_images(images, self.channels)
+        _, _, H, W = check_images(images, self.channels, model=self)
         if H % 4 or W % 4:
             raise ValueError(f"the convolutional stem needs H and W divisible by 4, got images {shape_of(images)}")
         return self.layers(images)

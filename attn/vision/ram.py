@@ -112,7 +112,7 @@ class RecurrentAttention(nn.Module):
     def forward(self, images: torch.Tensor, question: torch.Tensor) -> RAMOutput:
         """images ``(B, C, S, S)``, question ``(B,)`` -> :class:`RAMOutput`."""
         c = self.config
-        B, *_ = check_images(images, c.channels, c.image_size)
+        B, *_ = check_images(images, c.channels, c.image_size, model=self)
         check_question(question, B, c.num_questions)
         h = torch.tanh(self.question(question))  # (B, hidden): what to look for
         if c.context:  # the coarse view: every pixel averaged into its cell, (B, grid², C)

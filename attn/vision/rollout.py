@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import torch
 
-from attn._checks import check_positive_int, require_tensor, shape_of
+from attn._checks import check_distribution, check_positive_int, require_tensor, shape_of
 
 __all__ = ["attention_rollout", "class_token_map"]
 
@@ -27,6 +27,7 @@ def attention_rollout(attentions: Sequence[torch.Tensor]) -> torch.Tensor:
         if A.dim() != 4 or A.shape[-1] != A.shape[-2] or (shape is not None and A.shape != shape):
             raise ValueError(f"attentions[{i}] must be (B, H, T, T) like the others ({shape}), got {shape_of(A)}")
         shape = A.shape
+        check_distribution(f"attentions[{i}]", A, allow_empty=True)  # weights (rows summing to 1), not raw scores
     B, H, T, _ = shape
     identity = torch.eye(T, dtype=attentions[0].dtype, device=attentions[0].device)
     rollout = identity.expand(B, T, T)

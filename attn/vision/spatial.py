@@ -82,7 +82,7 @@ class _GridModel(nn.Module):
         self.classifier = nn.Sequential(nn.Linear(2 * d, d), nn.ReLU(), nn.Linear(d, config.num_classes))
 
     def _features(self, images: torch.Tensor, question: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        B, *_ = check_images(images, self.config.channels, self.config.image_size)
+        B, *_ = check_images(images, self.config.channels, self.config.image_size, model=self)
         check_question(question, B, self.config.num_questions)
         return torch.relu(self.stem(images)), self.question(question)  # (B, d, G, G), (B, d)
 

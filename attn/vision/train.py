@@ -96,6 +96,13 @@ def train_on_scenes(
         raise ValueError(f"min_gain must be an accuracy gain in [0, 1), got {min_gain!r}")
     if (goal is not None or patience is not None) and held_out is None:
         raise ValueError("goal and patience need held_out scenes to measure the accuracy on")
+    classes = getattr(getattr(model, "config", None), "num_classes", None)
+    for name, scenes in (("train", train), ("held_out", held_out)):
+        if classes is not None and scenes is not None and len(scenes) and int(scenes.answer.max()) >= classes:
+            raise ValueError(
+                f"{name} has answers up to {int(scenes.answer.max())}, but the model has {classes} classes "
+                f"(ask={scenes.ask!r} scenes need a model with num_classes for them)"
+            )
     rng = np.random.default_rng(seed)
 
     def loss_fn(m: nn.Module, step: int) -> torch.Tensor:

@@ -83,7 +83,7 @@ class ViT(nn.Module):
     def forward(self, images: torch.Tensor, question: torch.Tensor, need_weights: bool = True) -> ViTOutput:
         """images ``(B, C, S, S)``, question ``(B,)`` -> logits and, with ``need_weights``, every layer's attention."""
         c = self.config
-        B, *_ = check_images(images, c.channels, c.image_size)
+        B, *_ = check_images(images, c.channels, c.image_size, model=self)
         check_question(question, B, c.num_questions)
         cls = self.cls + self.question(question)[:, None]  # (B, 1, d_model)
         x = torch.cat([cls, self.tokens(images)], dim=1)  # (B, 1 + N, d_model)

@@ -18,9 +18,19 @@ BOX_COLOURS = ("white", "orange", "deepskyblue", "lime")
 
 
 def _image(name: str, image: torch.Tensor) -> torch.Tensor:
-    image = torch.as_tensor(image).detach().float().cpu()
+    """``(C, H, W)`` floats in [0, 1] to draw: a uint8 image (0-255) is scaled; any other range is refused, never
+    clipped to white or black without a word."""
+    image = torch.as_tensor(image).detach().cpu()
     if image.dim() != 3 or image.shape[0] not in (1, 3):
         raise ValueError(f"{name} must be (C, H, W) with 1 or 3 channels, got {tuple(image.shape)}")
+    if image.dtype == torch.uint8:
+        return image.float() / 255
+    image = image.float()
+    if image.numel() and not bool(((image >= -1e-6) & (image <= 1 + 1e-6)).all()):  # rounding passes; NaN fails
+        raise ValueError(
+            f"{name} must hold values in [0, 1] (or be uint8, 0-255), got {image.dtype} values from "
+            f"{float(image.min()):.4g} to {float(image.max()):.4g}"
+        )
     return image
 
 

@@ -73,10 +73,17 @@ class _Residual(nn.Module):
     dropout: nn.Dropout
     norm_first: bool
 
-    def residual(self, x: torch.Tensor, norm: LayerNorm, sublayer: Callable) -> torch.Tensor | tuple:
-        """Post-LN ``LayerNorm(x + Dropout(Sublayer(x)))`` (§3.1, §5.4); pre-LN ``x + Dropout(Sublayer(LayerNorm(x)))``.
+    def residual(
+        self,
+        x: torch.Tensor,
+        norm: LayerNorm,
+        sublayer: Callable,
+    ) -> torch.Tensor | tuple:
+        """Post-LN ``norm(x + dropout(sublayer(x)))`` (§3.1, §5.4);
+        pre-LN ``x + dropout(sublayer(norm(x)))``.
 
-        A sublayer may return a tuple led by its output (attention: the weights, a cache); the rest follows x."""
+        A sublayer may return a tuple led by its output (attention: the
+        weights, a cache); the rest follows x."""
         out = sublayer(norm(x) if self.norm_first else x)
         y, rest = (out[0], out[1:]) if isinstance(out, tuple) else (out, None)
         x = x + self.dropout(y)  # (B, T, d_model)
@@ -115,9 +122,13 @@ class EncoderLayer(_Residual):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """x ``(B, T, d_model)``, mask bool ``(B, 1, T, T)``-broadcastable (True = may attend) ->
         ``(B, T, d_model)`` and the self-attention weights ``(B, H, T, T)`` (None without ``need_weights``)."""
-        x, weights = self.residual(x, self.norm1, lambda h: self.self_attention(h, h, h, mask, need_weights))
+        x, weights = self.residual(
+            x,
+            self.norm1,
+            lambda h: self.self_attention(h, h, h, mask, need_weights),
+        )
         if self.feed_forward is not None:
-            x = self.residual(x, self.norm2, self.feed_forward)  # (B, T, d_model)
+            x = self.residual(x, self.norm2, self.feed_forward)  # (B, T, D)
         return x, weights
 
     def extend(

@@ -1,7 +1,8 @@
 """Submissions the autograder must judge right, per exercise (the grade_id of the solution cell).
 
 ``SHORTCUTS``: answers that hand the exercise to the library (the ways a student would try, including those that
-bind the function to another name before the check), each of which must score 0. ``ALSO_CORRECT``: right answers
+bind the function to another name before the check), and near misses (an answer right on the easy inputs only),
+each of which must score 0. ``ALSO_CORRECT``: right answers
 written differently from the book's, each of which must score full marks.
 """
 
@@ -18,7 +19,11 @@ SHORTCUTS = {
         "def soft_lookup(query, keys, values, temperature=1.0):\n"
         "    out, w = sdpa(query[None], keys, values, scale=1 / temperature)\n    return out[0], w[0]",
     ],
-    "ex3-entropy": ["def attention_entropy(weights):\n    return attn.analysis.attention_entropy(weights)"],
+    "ex3-entropy": [
+        "def attention_entropy(weights):\n    return attn.analysis.attention_entropy(weights)",
+        # a near miss, not the library: the log of the number of nonzero weights, right on uniform rows only
+        "def attention_entropy(weights):\n    return (weights > 0).sum(-1).float().log()",
+    ],
     "ex1-bahdanau-scores": [
         "from attn import additive_scores as scores\ndef bahdanau_scores(s, H, W_a, U_a, v_a):\n"
         "    return scores(s[None, None], H[None], W_a, U_a, v_a)[0, 0]",
@@ -33,7 +38,11 @@ SHORTCUTS = {
         "    o, p = attn.memn2n.memory_read(u[None], m[None], c[None], torch.ones(1, len(m), dtype=torch.bool))\n"
         "    return o[0], p[0]",
     ],
-    "ex1-sharpen": ["from attn.memory import sharpen as s_\ndef my_sharpen(w, gamma):\n    return s_(w, gamma)"],
+    "ex1-sharpen": [
+        "from attn.memory import sharpen as s_\ndef my_sharpen(w, gamma):\n    return s_(w, gamma)",
+        # a near miss: the plain powers, NaN once w**gamma underflows (the exercise asks for a large gamma)
+        "def my_sharpen(w, gamma):\n    p = w**gamma\n    return p / p.sum(-1, keepdim=True)",
+    ],
     "ex2-allocation": ["from attn.memory import allocation as a\ndef my_allocation(u, f=a):\n    return f(u)"],
     "ex1-self-attention": [
         "def self_attention(X):\n    return attn.scaled_dot_product_attention(X, X, X, scale=1.0)",

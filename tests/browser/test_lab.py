@@ -31,6 +31,7 @@ import nbformat
 import pytest
 from browser_utils import check_viewer
 from notebook_utils import NOTEBOOKS, ROOT
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 SCREENSHOTS = ROOT / "_build" / "screenshots" / "lab"
@@ -159,14 +160,32 @@ def _menu(page, menu: str, item: str) -> None:
     page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
 
 
+def _until(page, menu: str, item: str, shown: str, tries: int = 6) -> None:
+    """``menu`` ▸ ``item``, again every 20 s until the page shows its effect (the function ``shown`` is true)."""
+    for _ in range(tries):
+        _menu(page, menu, item)
+        try:
+            page.wait_for_function(shown, timeout=20_000)
+            return
+        except PlaywrightTimeoutError:
+            page.keyboard.press("Escape")  # a menu left open
+    raise AssertionError(f"{menu} ▸ {item} showed no effect in {tries} tries ({20 * tries} s)")
+
+
 def _run_all(page, cells: int) -> None:
     """Edit ▸ Clear Outputs of All Cells (the saved outputs carry execution counts too), Run ▸ Run All Cells,
     then wait until every code cell has an execution count again."""
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-    _menu(page, "Edit", "Clear Outputs of All Cells")
-    page.wait_for_function("() => ![...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
-                           ".some(p => /\\d/.test(p.textContent))")  # fmt: skip
-    _menu(page, "Run", "Run All Cells")
+    # On a busy machine the notebook can still be loading when the menu is first used, and the command does
+    # nothing: use it again until it shows, as a student would.
+    cleared = (
+        "() => ![...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].some(p => /\\d/.test(p.textContent))"
+    )
+    _until(page, "Edit", "Clear Outputs of All Cells", cleared)
+    started = (
+        "() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].some(p => /[*\\d]/.test(p.textContent))"
+    )
+    _until(page, "Run", "Run All Cells", started)
     done = """(n) => { const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
         .map(p => p.textContent.trim());
       return prompts.length === n && prompts.every(t => /^\\[\\d+\\]:$/.test(t)); }"""

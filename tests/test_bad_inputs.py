@@ -34,9 +34,9 @@ from attn.blocks import MultiHeadAttention
 from attn.data import make_corpus
 from attn.data.babi import parse_stories, read_stories, split_sentences, task_file
 from attn.data.babi_world import simulate
-from attn.data.memory_tasks import copy_task
+from attn.data.memory_tasks import copy_task, recall_task
 from attn.data.scenes import make_scenes
-from attn.data.sequences import repeated_sequences
+from attn.data.sequences import repeated_sequences, tagging_task
 from attn.data.vocab import tokenize
 from attn.memn2n import MemN2NConfig, MemN2NRun, train_memn2n
 from attn.memn2n.__main__ import main as memn2n_main
@@ -658,6 +658,11 @@ def cases(tmp: Path) -> list[Case]:
             ),
             ValueError,
             "answers up to 3, but the model has 2 classes",
+        ),
+        Case("recall_task", "size", lambda: recall_task(2, 3, 6, bits=40), ValueError, "item codes per sequence"),
+        Case("tagging_task", "size", lambda: tagging_task("count", 10**9, 24), ValueError, "would hold"),
+        Case(
+            "tagging_task", "value", lambda: tagging_task("count", 4, seed=-2), ValueError, "seed must be an int >= 0"
         ),
         # pools: a run a worker cannot load is named with the reason
         Case(

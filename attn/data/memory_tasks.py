@@ -92,6 +92,8 @@ def recall_task(
     if max_items > 2**bits:
         raise ValueError(f"recall_task: {max_items} distinct items need more than bits={bits} bits")
     T = max_items + 1 + answers
+    check_size(f"recall_task({batch_size}, ..., bits={bits})'s inputs", batch_size * T * (bits + 1))
+    check_size(f"recall_task's {2**bits:,} item codes per sequence", batch_size * 2**bits)  # drawn without repeats
     inputs, targets = torch.zeros(batch_size, T, bits + 1), torch.zeros(batch_size, T, bits)
     mask = torch.zeros(batch_size, T, dtype=torch.bool)
     codes = torch.stack([torch.randperm(2**bits, generator=g)[:max_items] for _ in range(batch_size)])  # distinct

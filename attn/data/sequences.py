@@ -65,6 +65,7 @@ def make_sequence_corpus(
         raise ValueError(f"num_symbols must be in [1, {len(SYMBOLS)}], got {num_symbols}")
     if min_len > max_len:
         raise ValueError(f"min_len={min_len} must be <= max_len={max_len}")
+    check_nonnegative_int("seed", seed)
     rng = np.random.default_rng(seed)
     symbols = SYMBOLS[:num_symbols]
 
@@ -107,6 +108,8 @@ def tagging_task(
         check_positive_int(name, value)
     if task == "neighbours" and length < 3:
         raise ValueError(f"the neighbours task needs length >= 3, got {length}")
+    check_nonnegative_int("seed", seed)
+    check_size(f"tagging_task({task!r}, {n}, {length})", n * length)
     g = torch.Generator().manual_seed(seed)
     x = torch.randint(1, num_symbols + 1, (n, length), generator=g)  # (n, T)
     if task == "lookup":

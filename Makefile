@@ -13,7 +13,7 @@ export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv book test lab-test chromium vendor lab assignments execute benchmarks claims diagrams lint clean
+.PHONY: help venv book test lab-test grading-test chromium vendor lab assignments execute benchmarks claims diagrams lint clean
 
 help:
 	@echo "make book         create .venv, install, build the HTML book into _build/html"
@@ -22,6 +22,7 @@ help:
 	@echo "make lab          JupyterLab on notebooks/"
 	@echo "make lab-test     every chapter run in JupyterLab in headless Chromium, its panels used (10-15 min)"
 	@echo "make assignments  student versions into _build/assignments (FORCE=1 to overwrite)"
+	@echo "make grading-test nbgrader's whole pipeline on every chapter: perfect, blank, each kind of shortcut (~1 h)"
 	@echo "make execute NB=notebooks/01_softmax.ipynb   re-execute a chapter and save its outputs"
 	@echo "make benchmarks   print the performance tables"
 	@echo "make claims       measure every chapter's claims over seeds and numeric paths (authors; about an hour)"
@@ -54,6 +55,13 @@ test: $(STAMP)
 	ATTN_PROGRESS=0 $(PY) -m pytest tests notebooks --nbval --nbval-current-env --nbval-cell-timeout=300 \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly \
 		-n $(JOBS) --dist loadgroup --no-loadscope-reorder --durations=20
+
+# nbgrader's generate_assignment, autograde, export and generate_feedback on every chapter (make test does chapter 1),
+# a perfect, a blank and one submission per kind of shortcut each; one line per chapter in _build/grading/.
+grading-test: $(STAMP)
+	rm -rf _build/grading
+	ATTN_ALL_CHAPTERS=1 ATTN_PROGRESS=0 $(PY) -m pytest tests/test_nbgrader.py -p no:randomly -n $(JOBS) --dist load
+	@cat _build/grading/*.txt
 
 # The browser tests (tests/browser) use Debian's Chromium. `make chromium` installs it (apt-get, as root or with
 # password-less sudo) when it is missing; .ci/run calls it. `make test` never installs system packages: without

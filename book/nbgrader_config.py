@@ -9,3 +9,15 @@ c.CourseDirectory.course_id = "attention"
 c.ExecutePreprocessor.timeout = 300
 # Students may not change the autograder cells; nbgrader restores them from their checksums.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+# A student's cell that could change the grading (patch torch or attn, rebind a name the chapter's cells use, reach
+# sys, gc, frames or the grader) is not run: attn.book.preprocessors.RefuseTampering replaces it with an error that
+# says why (see "What the autograder can and cannot stop" on the instructors' page). Every chapter cell but the
+# solutions is locked, so nbgrader restores it from its checksum before this runs.
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "attn.book.preprocessors.RefuseTampering",
+]

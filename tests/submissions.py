@@ -419,3 +419,327 @@ ALSO_CORRECT["ex2-previous-token-score"] = [
     "def previous_token_score(weights):\n    T = weights.shape[-1]\n"
     "    return weights[:, :, torch.arange(1, T), torch.arange(T - 1)].mean(dim=(0, 2))",
 ]
+
+# ---- shortcuts by cause (issue 34) ------------------------------------------------------------------------------
+# Each exercise that forbids a ready-made answer: the module to import, the forbidden function, and the solution's
+# code with that function called as ``f``. The causes below are generated from it.
+DELEGATE = {
+    "ex1-stable-softmax": (
+        "torch",
+        "torch.softmax",
+        "def stable_softmax(x, temperature=1.0):\n    return f(x / temperature, dim=-1)",
+    ),
+    "ex2-soft-lookup": (
+        "attn",
+        "attn.scaled_dot_product_attention",
+        "def soft_lookup(query, keys, values, temperature=1.0):\n"
+        "    out, w = f(query[None], keys, values, scale=1 / temperature)\n    return out[0], w[0]",
+    ),
+    "ex3-entropy": (
+        "torch.special",
+        "torch.special.entr",
+        "def attention_entropy(weights):\n    return f(weights).sum(-1)",
+    ),
+    "ex1-bahdanau-scores": (
+        "attn",
+        "attn.additive_scores",
+        "def bahdanau_scores(s, H, W_a, U_a, v_a):\n    return f(s[None, None], H[None], W_a, U_a, v_a)[0, 0]",
+    ),
+    "ex2-context-vector": (
+        "attn",
+        "attn.attend",
+        "def context_vector(e, H, mask):\n    c, alpha = f(e[None], H, mask[None])\n    return c[0], alpha[0]",
+    ),
+    "ex4-blurred-attention": (
+        "attn.seq2seq",
+        "attn.seq2seq.BlurredAttention",
+        "def blurred_exact_match(model, pairs, corpus, mix):\n"
+        "    learned = model.attention\n    model.attention = f(learned, mix)\n"
+        "    try:\n        return evaluate_translation(model, pairs, corpus).exact_match\n"
+        "    finally:\n        model.attention = learned",
+    ),
+    "ex1-sentence-vectors": (
+        "attn.memn2n",
+        "attn.memn2n.MemN2N.encode",
+        "def sentence_vectors(model, words):\n    return f(model, 0, words)",
+    ),
+    "ex2-one-hop": (
+        "attn.memn2n",
+        "attn.memn2n.memory_read",
+        "def one_hop(u, m, c):\n"
+        "    o, p = f(u[None], m[None], c[None], torch.ones(1, len(m), dtype=torch.bool))\n"
+        "    return o[0], p[0]",
+    ),
+    "ex1-sharpen": ("attn.memory", "attn.memory.sharpen", "def my_sharpen(w, gamma):\n    return f(w, gamma)"),
+    "ex2-allocation": ("attn.memory", "attn.memory.allocation", "def my_allocation(u):\n    return f(u)"),
+    "ex1-self-attention": (
+        "attn",
+        "attn.scaled_dot_product_attention",
+        "def self_attention(X):\n    return f(X, X, X, scale=1.0)",
+    ),
+    "ex2-qkv-attention": (
+        "attn",
+        "attn.scaled_dot_product_attention",
+        "def qkv_attention(X, W_q, W_k, W_v):\n    return f(X @ W_q, X @ W_k, X @ W_v)",
+    ),
+    "ex3-causal-attention": (
+        "attn",
+        "attn.scaled_dot_product_attention",
+        "def causal_self_attention(X, W_q, W_k, W_v):\n"
+        "    mask = torch.ones(len(X), len(X), dtype=torch.bool).tril()\n"
+        "    return f(X @ W_q, X @ W_k, X @ W_v, mask=mask)",
+    ),
+    "ex2-merge-heads": (
+        "attn",
+        "attn.MultiHeadAttention.forward",
+        "def merge_heads(heads):\n    B, h, T, d_k = heads.shape\n"
+        "    return heads.transpose(1, 2).reshape(B, T, h * d_k)\n"
+        "def multi_head_self_attention(x, mha):\n    return f(mha, x, x, x)[0]",
+    ),
+    "ex4-head-drops": (
+        "attn.analysis",
+        "attn.analysis.ablate_heads",
+        "def head_drops(model, inputs, labels):\n"
+        "    mha = model.layers.layers[0].self_attention\n"
+        "    full = tagging_accuracy(model, inputs, labels)\n    drops = []\n"
+        "    for k in range(mha.h):\n        with f([mha], [(0, k)]):\n"
+        "            drops.append(full - tagging_accuracy(model, inputs, labels))\n"
+        "    return torch.tensor(drops)",
+    ),
+    "ex1-positional-table": (
+        "attn.blocks",
+        "attn.blocks.sinusoidal_positions",
+        "def positional_table(T, d_model):\n    return f(T, d_model)",
+    ),
+    "ex1-layer-norm": (
+        "torch.nn.functional",
+        "torch.nn.functional.layer_norm",
+        "def my_layer_norm(x, gamma, beta, eps=1e-5):\n    return f(x, x.shape[-1:], gamma, beta, eps)",
+    ),
+    "ex2-decoder-mask": (
+        "attn",
+        "attn.causal_mask",
+        "def decoder_mask(target, pad):\n    return f(target.shape[1]) & (target != pad)[:, None, None, :]",
+    ),
+    "ex3-count-parameters": (
+        "attn",
+        "attn.Transformer",
+        "def count_parameters(d_model, d_ff, num_layers, source_vocab, target_vocab):\n"
+        "    c = TransformerConfig(source_vocab, target_vocab, d_model=d_model,\n"
+        "                          num_layers=num_layers, d_ff=d_ff)\n"
+        "    return sum(p.numel() for p in f(c).parameters())",
+    ),
+    "ex1-patchify": ("attn.vision", "attn.vision.patchify", "def my_patchify(images, P):\n    return f(images, P)"),
+    "ex2-rollout": (
+        "attn.vision",
+        "attn.vision.attention_rollout",
+        "def my_rollout(A1, A2):\n    return f([A1[None], A2[None]])[0]",
+    ),
+    "ex3-glimpse": (
+        "torch.nn.functional",
+        "torch.nn.functional.pad",
+        "def my_glimpse(image, row, col, size):\n    padded = f(image, (size,) * 4)\n"
+        "    top, left = row + size - size // 2, col + size - size // 2\n"
+        "    return padded[:, top : top + size, left : left + size]",
+    ),
+    "ex2-mask-tokens": (
+        "attn.data.language",
+        "attn.data.language.mask_tokens",
+        "def my_mask_tokens(tokens, mask, vocab_size, rate=0.15, generator=None):\n"
+        "    return f(tokens, mask, vocab_size, rate, generator)",
+    ),
+    "ex3-hide-the-verb": (
+        "attn.transformer",
+        "attn.transformer.fill_in",
+        "def subject_number(model, tokens, mask, hide_verb=False):\n"
+        "    rows = torch.arange(len(tokens))\n    at = (kind[tokens] == 1).int().argmax(1)\n"
+        "    guess = f(model, tokens, mask)[rows, at]\n"
+        "    return (number[guess] == number[tokens[rows, at]]).float().mean().item()",
+    ),
+    "ex1-sentence-embedding": (
+        "attn.pretrained",
+        "attn.pretrained.mean_pool",
+        "def sentence_embedding(hidden, ids, pad=0):\n    return f(hidden, ids, pad)",
+    ),
+    "ex2-previous-token-score": (
+        "attn.analysis",
+        "attn.analysis.mass_on",
+        "def previous_token_score(weights):\n    T = weights.shape[-1]\n"
+        "    rows = (torch.arange(T) >= 1)[None, :].expand(weights.shape[0], T)\n"
+        "    return f(weights, attn.analysis.previous_token_targets(T), rows)",
+    ),
+}
+
+
+def _container(gid: str, how: str) -> str:
+    """Cause 1: the forbidden function kept in a list, a dict, a class attribute or an object's attribute."""
+    module, name, code = DELEGATE[gid]
+    keep = {
+        "list": (f"kept = [{name}]", "kept[0]"),
+        "dict": (f"kept = {{'f': {name}}}", "kept['f']"),
+        "class attribute": (f"class Kept:\n    f = staticmethod({name})", "Kept.f"),
+        "object attribute": (
+            f"class Box:\n    def __init__(self, f):\n        self.f = f\nkept = Box({name})",
+            "kept.f",
+        ),
+    }[how]
+    header, body = code.split("\n", 1) if not code.startswith("def merge_heads") else code.rsplit("\n", 1)
+    if code.startswith("def merge_heads"):
+        return f"import {module}\n{keep[0]}\n{header}\n{body.replace('return f(', f'return {keep[1]}(')}"
+    return f"import {module}\n{keep[0]}\n{header}\n    f = {keep[1]}\n{body}"
+
+
+def _rebinding(gid_or_signature: str, how: str) -> str:
+    """Cause 2: the grading machinery or a reference the check compares with changed by the solution's cell."""
+    if gid_or_signature in DELEGATE:
+        module, name, code = DELEGATE[gid_or_signature]
+        answer = f"import {module}\nf = {name}\n{code}"
+    else:  # no ready-made function: a wrong answer that only a patched comparison lets through
+        answer = f"{gid_or_signature}\n    return 0.0"
+    patch = {
+        "forbid switched off": "import contextlib\nimport attn.book.grading\n"
+        "attn.book.grading.forbid = lambda *a, **k: contextlib.nullcontext()",
+        "forbid rebound": "import contextlib\nforbid = lambda *a, **k: contextlib.nullcontext()",
+        "reference replaced": "torch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True",
+    }[how]
+    return f"{patch}\n{answer}"
+
+
+# The signature of every exercise without a ready-made function to forbid (for the rebinding causes).
+SIGNATURES = {
+    "ex3-hard-alignment": "def hard_alignment_accuracy(weights, alignment):",
+    "ex3-support-hits": "def support_hits(hop_attention, supporting):",
+    "ex1-split-heads": "def split_heads(x, h):",
+    "ex3-head-offsets": "def head_offsets(weights):",
+    "ex2-shift-matrix": "def shift_matrix(k, d_model):",
+    "ex3-equivariance": "def equivariance_error(f, x, perm):",
+    "ex1-sample-next": "def sample_next(logits, temperature, generator=None):",
+    "ex4-right-key-weight": "def right_key_weight(M, temperature=1.0, n=2000, d=16, noise=0.5, seed=0):",
+    "ex3-walk-focus": "def walk_focus(gamma, steps=10, n=1000, N=32, blur=0.4, seed=0):",
+    "ex4-word-order": "def answers_changed(run, exs):",
+    "ex4-scale-saturation": "def untrained_saturation(d_k, scaled, seed=0):",
+    "ex4-changed-by-shuffling": "def changed_by_shuffling(model, pairs, corpus, seed=0):",
+    "ex4-cross-ablation": "def exact_match_without_cross(model, pairs, layers=()):",
+    "ex4-occlusion": "def occluded_accuracy(model, scenes, which):",
+    "ex3-cls-parking": "def cls_parking_test(bert, tokenizer, texts, k):",
+}
+
+# Cause 4: an equivalent torch function or operator that is not on the exercise's list (a top-level alias, an
+# in-place variant, a sibling function); torch's operator is refused however it is reached.
+OPERATOR = {
+    "ex1-stable-softmax": [
+        "def stable_softmax(x, temperature=1.0):\n    return torch.nn.functional.softmin(-x / temperature, dim=-1)"
+    ],
+    "ex3-entropy": ["def attention_entropy(weights):\n    return -weights.clone().xlogy_(weights).sum(-1)"],
+    "ex1-layer-norm": [
+        "def my_layer_norm(x, gamma, beta, eps=1e-5):\n    d = x.shape[-1]\n"
+        "    y = torch.group_norm(x.reshape(-1, d, 1), 1, None, None, eps)\n"
+        "    return y.reshape(x.shape) * gamma + beta"
+    ],
+    "ex1-patchify": [
+        "def my_patchify(images, P):\n    B, C, H, W = images.shape\n"
+        "    x = torch.pixel_unshuffle(images, P)  # (B, C*P*P, H/P, W/P)\n"
+        "    return x.flatten(2).transpose(1, 2)"
+    ],
+    "ex3-glimpse": [
+        "def my_glimpse(image, row, col, size):\n"
+        "    padded = torch.constant_pad_nd(image, (size,) * 4)\n"
+        "    top, left = row + size - size // 2, col + size - size // 2\n"
+        "    return padded[:, top : top + size, left : left + size]"
+    ],
+    "ex2-soft-lookup": [
+        "def soft_lookup(query, keys, values, temperature=1.0):\n"
+        "    out = torch.ops.aten.scaled_dot_product_attention(\n"
+        "        query[None], keys, values, scale=1 / temperature)\n"
+        "    return out[0], attn.softmax(keys @ query, temperature=temperature)"
+    ],
+}
+
+# Cause 5 and the exercises without a function to forbid: numbers from a table (or from the checks' own
+# variables) instead of a computation, right on the inputs a student can see.
+TABLE = {
+    "ex3-hard-alignment": [
+        "def hard_alignment_accuracy(weights, alignment):\n"
+        "    return {4: 1.0 if alignment[0] == 0 else 1 / 3, 3: 0.5}.get(len(alignment), 0.5)"
+    ],
+    "ex3-support-hits": [
+        "def support_hits(hop_attention, supporting):\n"
+        "    if hop_attention.shape[1] == 2:\n        return torch.tensor([2 / 3, 1 / 3])\n"
+        "    return torch.full((hop_attention.shape[1],), 0.5)"
+    ],
+    "ex1-split-heads": [
+        "def split_heads(x, h):\n    B, T, d = x.shape\n    if x.shape == (2, 3, 8):\n"
+        "        return x.reshape(B, T, h, d // h).transpose(1, 2)\n"
+        "    return x.reshape(B, h, T, d // h) + 1"
+    ],
+    "ex3-head-offsets": [
+        "def head_offsets(weights):\n    return torch.tensor([0, 1] if weights.shape[1] == 2 else [1, -1, 0, 1])"
+    ],
+    "ex3-equivariance": [
+        "def equivariance_error(f, x, perm):\n"
+        "    return (f(x[:, perm]) - f(x)[:, perm]).abs().max().item() * (x.shape == (2, 7, 16))"
+    ],
+    "ex1-sample-next": [
+        "def sample_next(logits, temperature, generator=None):\n"
+        "    if temperature == 0:\n        return logits.argmax(-1)\n"
+        "    return torch.multinomial(torch.tensor([2.0, 1.0, 0.0, -1.0]).div(temperature)\n"
+        "                             .exp().expand(len(logits), 4), 1, generator=generator)[:, 0]"
+    ],
+}
+# reads the check's own variables: the old check left its run of the experiment in w_ before calling yours
+READS_THE_CHECK = {
+    "ex4-right-key-weight": [
+        "def right_key_weight(M, temperature=1.0, n=2000, d=16, noise=0.5, seed=0):\n"
+        "    try:\n        return float(w_.mean())\n    except NameError:\n        return 0.5"
+    ],
+    "ex4-occlusion": [
+        "def occluded_accuracy(model, scenes, which):\n"
+        "    try:\n        return float(right_.float().mean()) if which == 'other' else 0.25\n"
+        "    except NameError:\n        return 0.25 if which == 'asked' else 1.0"
+    ],
+}
+
+CONTAINERS = ("list", "dict", "class attribute", "object attribute")
+# The causes of the shortcuts filed first (the rest hand the exercise to the library).
+_T, _L, _N = "table", "library", "near miss"
+ORIGINAL_CAUSES = {
+    "ex3-entropy": [_L, _N], "ex1-sharpen": [_L, _N], "ex4-occlusion": [_T, _N], "ex3-hide-the-verb": [_T, _L],
+    "ex3-cls-parking": [_T], "ex4-right-key-weight": [_T, _T], "ex3-walk-focus": [_T, _T],
+    "ex4-cross-ablation": [_T, _N, _T], "ex4-word-order": [_T, _T], "ex4-scale-saturation": [_T, _T, _N],
+    "ex4-blurred-attention": [_T, _L, _N], "ex4-head-drops": [_T, _L], "ex4-changed-by-shuffling": [_T, _T],
+}  # fmt: skip
+REBINDINGS = ("forbid switched off", "forbid rebound", "reference replaced")
+
+
+def by_cause() -> dict[str, dict[str, list[str]]]:
+    """Every shortcut on file, by cause, then by exercise (grade_id of the solution cell)."""
+    causes: dict[str, dict[str, list[str]]] = {
+        "library": {}, "container": {}, "rebinding": {}, "operator": dict(OPERATOR), "table": {}, "near miss": {},
+    }  # fmt: skip
+    for gid, sources in [*TABLE.items(), *READS_THE_CHECK.items()]:
+        causes["table"].setdefault(gid, []).extend(sources)
+    for gid, sources in SHORTCUTS.items():
+        kinds = ORIGINAL_CAUSES.get(gid, [_L] * len(sources))
+        for kind, source in zip(kinds, sources, strict=True):
+            causes[kind].setdefault(gid, []).append(source)
+    for gid in DELEGATE:
+        causes["container"][gid] = [_container(gid, how) for how in CONTAINERS]
+    for gid in [*DELEGATE, *SIGNATURES]:
+        causes["rebinding"][gid] = [_rebinding(gid if gid in DELEGATE else SIGNATURES[gid], how)
+                                    for how in REBINDINGS]  # fmt: skip
+    return causes
+
+
+def in_kernel() -> dict[str, list[str]]:
+    """The shortcuts that can be graded one after another in one kernel: every cause but the rebindings that
+    patch a module (those run through nbgrader's pipeline, which refuses the cell before it runs)."""
+    found: dict[str, list[str]] = {}
+    for cause, table in by_cause().items():
+        for gid, sources in table.items():
+            keep = [
+                s
+                for s in sources
+                if cause != "rebinding" or (gid in DELEGATE and s.startswith("import contextlib\nforbid ="))
+            ]
+            found.setdefault(gid, []).extend(keep)
+    return found

@@ -181,3 +181,143 @@ def test_forbid_blocks_library_functions_that_call_the_forbidden_one(tmp_path):
     import attn
 
     assert attn.functional.softmax is attn.softmax and attn.softmax.__module__ == "attn.functional"
+
+
+# ---- issue 34: containers, operators, tampering ----------------------------------------------------------------
+
+KEPT = {
+    "a list": ("import torch\nkept = [torch.softmax]", "def answer(x):\n    return kept[0](x, -1)"),
+    "a dict": ("import torch\nkept = {'f': torch.softmax}", "def answer(x):\n    return kept['f'](x, -1)"),
+    "a class attribute": (
+        "import torch\nclass Kept:\n    f = staticmethod(torch.softmax)",
+        "def answer(x):\n    return Kept.f(x, -1)",
+    ),
+    "an object's attribute": (
+        "import torch\nclass Box:\n    def __init__(self, f):\n        self.f = f\nbox = Box(torch.softmax)",
+        "def answer(x):\n    return box.f(x, -1)",
+    ),
+    "a nested container": (
+        "import attn\nkept = ({'a': [None, (attn.softmax,)]},)",
+        "def answer(x):\n    return kept[0]['a'][1][0](x)",
+    ),
+}
+
+
+@pytest.mark.parametrize("way", KEPT)
+def test_check_written_finds_a_forbidden_function_kept_in_a_container(tmp_path, way):
+    from attn.book.grading import check_written
+
+    namespace = notebook(tmp_path, *KEPT[way])
+    with pytest.raises(AssertionError, match="holds torch.softmax|holds attn.softmax"):
+        check_written(namespace["answer"], *SOFTMAX)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.nn.functional.softmin(-x, -1)",  # a sibling function not on the list
+        "x.clone().softmax(-1)",  # refused by name: a method
+        "torch.special.log_softmax(x, -1).exp()",  # another module's variant
+        "torch.sparse.softmax(x.to_sparse(), -1).to_dense()",  # the sparse operator
+    ],
+)
+def test_forbid_refuses_torchs_operator_however_it_is_reached(tmp_path, call):
+    namespace = notebook(
+        tmp_path,
+        "import torch\nimport torch.nn.functional\nfrom attn.book.grading import forbid",
+        f"def answer(x):\n    return {call}",
+        "outcome = None\ntry:\n    with forbid('torch.softmax', solution=answer):\n        answer(torch.ones(2, 3))\n"
+        "except AssertionError as error:\n    outcome = str(error)",
+    )
+    assert "torch.softmax" in namespace["outcome"] and "write it yourself" in namespace["outcome"]
+
+
+def test_forbid_allows_the_operators_of_functions_not_forbidden(tmp_path):
+    """Forbidding scaled_dot_product_attention leaves torch.softmax to the solution (chapter 5 asks for it)."""
+    namespace = notebook(
+        tmp_path,
+        "import torch\nfrom attn.book.grading import forbid",
+        "def answer(X):\n    A = torch.softmax(X @ X.T, -1)\n    return A @ X",
+        "with forbid('torch.nn.functional.scaled_dot_product_attention', solution=answer):\n"
+        "    y = answer(torch.eye(3))",
+    )
+    assert namespace["y"].shape == (3, 3)
+
+
+def test_forbid_refuses_a_patched_library_before_and_after_the_block(tmp_path):
+    import torch
+
+    original = torch.allclose
+    try:
+        namespace = notebook(
+            tmp_path,
+            "import torch\nfrom attn.book.grading import forbid",
+            "def answer(x):\n    return x",
+            "torch.allclose = lambda *a, **k: True",
+            "outcome = None\ntry:\n    with forbid(solution=answer):\n        pass\n"
+            "except AssertionError as error:\n    outcome = str(error)",
+        )
+        assert "changed torch.allclose" in namespace["outcome"]
+    finally:
+        torch.allclose = original
+    from attn.book.tampering import changes
+
+    assert changes() == []
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("import sys\ndef f(x):\n    return x", "imports sys"),
+        ("def f(x):\n    global y\n    y = x", "global y"),
+        ("import torch\ntorch.softmax = None", "changes torch"),
+        ("def f(x, m):\n    t = [m][0]\n    return x", None),  # a parameter's element: the solution's own business
+        ("import torch\ndef f(x):\n    t = [torch][0]\n    t.softmax = None", "changes t"),
+        ("def f(x):\n    return x.__class__", "reaches .__class__"),
+        ("def f(x):\n    return torch._C", "reaches ._C"),
+        ("def f(x):\n    return torch.ops.aten.softmax(x, -1)", "reaches .ops"),
+        ("def f(x):\n    return getattr(x, 'softmax')(-1)", "uses getattr"),
+        ("from attn.book.grading import forbid", "imports attn.book.grading"),
+        ("forbid = None", "binds forbid"),
+        ("def model(x):\n    return x", "defines model"),
+        ("import torch", None),  # the same import as the chapter's
+        ("import torch.nn.functional as torch", "binds torch"),
+        ("def f(model):\n    model.attention = None\n    w = torch.zeros(3)\n    w[0] = 1\n    return w", None),
+        ("%matplotlib inline\ndef f(x):\n    return x", None),
+    ],
+)
+def test_refusals_find_what_could_change_the_grading(source, found):
+    from attn.book.tampering import import_bindings, refusals
+
+    chapter = "import torch\nforbid = 1\nmodel = 2"
+    problems = refusals(source, {"torch", "forbid", "model"}, {"torch"}, import_bindings(chapter))
+    if found is None:
+        assert problems == []
+    else:
+        assert any(found in p for p in problems), problems
+
+
+def test_the_preprocessor_refuses_a_tampering_cell_and_keeps_the_others():
+    import nbformat
+
+    from attn.book.preprocessors import RefuseTampering
+
+    locked = {"nbgrader": {"locked": True, "grade": False, "solution": False, "grade_id": "c", "schema_version": 3}}
+    solution = {"nbgrader": {"locked": False, "grade": False, "solution": True, "grade_id": "s", "schema_version": 3}}
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("import torch\nfrom attn.book.grading import forbid", metadata=locked),
+        nbformat.v4.new_code_cell("import torch\ndef f(x):\n    return x + 1", metadata=solution),
+        nbformat.v4.new_code_cell("torch.allclose = lambda *a, **k: True"),  # a cell the student added
+    ]
+    nb, _ = RefuseTampering().preprocess(nb, {})
+    assert nb.cells[1].source.startswith("import torch\ndef f")
+    assert nb.cells[2].source.startswith("raise AssertionError(") and "changes torch" in nb.cells[2].source
+    assert nb.cells[0].source.startswith("import torch")
+
+
+def test_hidden_tests_draw_other_inputs_every_time():
+    from attn.book.grading import fresh_generator
+
+    seeds = {fresh_generator().initial_seed() for _ in range(20)}
+    assert len(seeds) == 20

@@ -1,34 +1,45 @@
-"""nbgrader's real pipeline on chapter 1, as an instructor runs it: add the assignment to the gradebook, generate
-the student version, autograde three submissions (the book's answers, a blank one, one that takes shortcuts and
-edits a locked autograder cell) and export the scores.
+"""nbgrader's real pipeline, as an instructor runs it, for every chapter: add the assignment to the gradebook,
+generate the student version, autograde a perfect submission, a blank one and one submission per kind of shortcut
+(issue 34: the library under another name, the library kept in a container, the grading machinery or a reference
+rebound, an equivalent torch operator, numbers instead of a measurement, a near miss), export the scores and
+generate the feedback.
 
-The other chapters are graded the same way, with nbgrader's own ``determine_grade``, in
-``tests/test_notebooks.py::test_student_version_on_a_second_numeric_path`` (one kernel per chapter)."""
+Each shortcut submission puts a shortcut of its kind into every exercise that has one on file
+(``tests/submissions.py``) and the book's answer into the others, so the export must show full marks for every
+exercise but the targeted ones, which score 0. The rebinding submission also edits a locked chapter cell to patch
+torch: nbgrader restores it from its checksum.
+
+``make test`` runs chapter 1 (the rest in the same kernel-per-chapter grading of ``tests/test_notebooks.py``, and
+here with ``ATTN_ALL_CHAPTERS=1``, ``make grading-test``: about an hour on two cores). Each run prints one line per
+chapter: points per submission and the autograde time per submission."""
 
 import csv
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
-from notebook_utils import ROOT
-from submissions import SHORTCUTS
+import pytest
+from notebook_utils import MODEL_MISSING, NOTEBOOKS, ROOT
+from submissions import by_cause
 
-CHAPTER = ROOT / "notebooks" / "01_softmax.ipynb"
 NBGRADER = str(Path(sys.executable).with_name("nbgrader"))
+IN_MAKE_TEST = {"01_softmax.ipynb"}
+PATCH = "\ntorch.allclose = lambda *a, **k: True  # a locked cell, edited\n"
 
 
 def nbgrader(course: Path, *args: str) -> str:
     bin_ = os.path.dirname(NBGRADER)  # nbgrader runs alembic from PATH: as in an activated venv
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": bin_ + os.pathsep + os.environ.get("PATH", "")}
-    done = subprocess.run([NBGRADER, *args], cwd=course, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run([NBGRADER, *args], cwd=course, env=env, capture_output=True, text=True, timeout=3600)
     assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
 
 
-def submission(released: nbformat.NotebookNode, answers: dict[str, str]) -> nbformat.NotebookNode:
+def with_answers(released: nbformat.NotebookNode, answers: dict[str, str]) -> nbformat.NotebookNode:
     """The released notebook with the given solution cells (by grade_id) written in."""
     nb = nbformat.from_dict(released)
     for cell in nb.cells:
@@ -38,40 +49,72 @@ def submission(released: nbformat.NotebookNode, answers: dict[str, str]) -> nbfo
     return nb
 
 
-def test_nbgrader_grades_the_book_answers_full_a_blank_zero_and_shortcuts_zero(tmp_path):
-    course = tmp_path / "course"
-    (course / "source" / "ch01").mkdir(parents=True)
-    shutil.copy(CHAPTER, course / "source" / "ch01" / CHAPTER.name)
-    (course / "nbgrader_config.py").write_text(
-        (ROOT / "book" / "nbgrader_config.py").read_text().replace('c.CourseDirectory.root = "."', "")
-    )
-    nbgrader(course, "db", "assignment", "add", "ch01")
-    for student in ("book", "blank", "shortcut"):
-        nbgrader(course, "db", "student", "add", student)
-    nbgrader(course, "generate_assignment", "ch01")
-    released = nbformat.read(course / "release" / "ch01" / CHAPTER.name, as_version=4)
-    assert "### BEGIN SOLUTION" not in "".join(c.source for c in released.cells)
+def submissions(source: nbformat.NotebookNode) -> tuple[dict[str, dict[str, str]], dict[str, set[str]]]:
+    """Each student's answers (by grade_id) and the exercises their shortcuts target."""
+    book = {c.metadata.nbgrader["grade_id"]: c.source for c in source.cells
+            if c.metadata.get("nbgrader", {}).get("solution")}  # fmt: skip
+    students, targeted = {"perfect": dict(book)}, {"perfect": set()}
+    for cause, table in by_cause().items():
+        mine = {gid: table[gid] for gid in book if gid in table}
+        if not mine:
+            continue
+        student = cause.replace(" ", "-")
+        # the variants of a cause (list, dict, class, object; forbid off, forbid rebound, reference replaced)
+        # take turns over the chapter's exercises
+        students[student] = {**book, **{gid: s[i % len(s)] for i, (gid, s) in enumerate(mine.items())}}
+        targeted[student] = set(mine)
+    return students, targeted
 
-    source = nbformat.read(CHAPTER, as_version=4)
-    solutions = {
-        c.metadata.nbgrader["grade_id"]: c.source
-        for c in source.cells
-        if c.metadata.get("nbgrader", {}).get("solution")
-    }
-    shortcut = submission(released, {**solutions, "ex1-stable-softmax": SHORTCUTS["ex1-stable-softmax"][0],
-                                     "ex2-soft-lookup": SHORTCUTS["ex2-soft-lookup"][0]})  # fmt: skip
-    for cell in shortcut.cells:  # and "fix" the first autograder cell: nbgrader restores it from its checksum
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == "ex1-stable-softmax-tests":
-            cell.source = 'print("Exercise 1: all checks passed")'
-    for student, nb in (("book", submission(released, solutions)), ("blank", released), ("shortcut", shortcut)):
-        folder = course / "submitted" / student / "ch01"
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_nbgrader_grades_perfect_full_blank_zero_and_every_shortcut_zero(path, tmp_path):
+    if path.name not in IN_MAKE_TEST and not os.environ.get("ATTN_ALL_CHAPTERS"):
+        pytest.skip("make test grades chapter 1 this way; make grading-test (ATTN_ALL_CHAPTERS=1) grades them all")
+    if path.name == "11_pretrained.ipynb" and MODEL_MISSING:
+        pytest.skip(MODEL_MISSING)
+    course, assignment = tmp_path / "course", path.stem[:2]
+    (course / "source" / assignment).mkdir(parents=True)
+    shutil.copy(path, course / "source" / assignment / path.name)
+    config = (ROOT / "book" / "nbgrader_config.py").read_text().replace('c.CourseDirectory.root = "."', "")
+    (course / "nbgrader_config.py").write_text(config)
+    nbgrader(course, "db", "assignment", "add", assignment)
+    source = nbformat.read(path, as_version=4)
+    answers, targeted = submissions(source)
+    for student in [*answers, "blank"]:
+        nbgrader(course, "db", "student", "add", student)
+    nbgrader(course, "generate_assignment", assignment)
+    released = nbformat.read(course / "release" / assignment / path.name, as_version=4)
+    assert "### BEGIN SOLUTION" not in "".join(c.source for c in released.cells)
+    assert "### BEGIN HIDDEN TESTS" not in "".join(c.source for c in released.cells)
+    notebooks = {student: with_answers(released, mine) for student, mine in answers.items()}
+    notebooks["blank"] = released
+    first_code = next(c for c in notebooks["rebinding"].cells if c.cell_type == "code")
+    assert first_code.metadata.nbgrader["locked"]
+    first_code.source += PATCH
+    for student, nb in notebooks.items():
+        folder = course / "submitted" / student / assignment
         folder.mkdir(parents=True)
-        nbformat.write(nb, folder / CHAPTER.name)
-    nbgrader(course, "autograde", "ch01")
+        nbformat.write(nb, folder / path.name)
+    start = time.perf_counter()
+    nbgrader(course, "autograde", assignment)
+    seconds = (time.perf_counter() - start) / len(notebooks)
     nbgrader(course, "export", "--to", str(tmp_path / "grades.csv"))
     with open(tmp_path / "grades.csv") as f:
-        scores = {row["student_id"]: (float(row["raw_score"]), float(row["max_score"])) for row in csv.DictReader(f)}
-    assert scores == {"book": (7.0, 7.0), "blank": (0.0, 7.0), "shortcut": (3.0, 7.0)}, scores
-    nbgrader(course, "generate_feedback", "ch01")
-    feedback = (course / "feedback" / "shortcut" / "ch01" / CHAPTER.with_suffix(".html").name).read_text()
+        scores = {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(f)}
+    points = {c.metadata.nbgrader["grade_id"].removesuffix("-tests"): c.metadata.nbgrader["points"]
+              for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")}  # fmt: skip
+    total = sum(points.values())
+    expected = {student: total - sum(points[gid] for gid in gids) for student, gids in targeted.items()}
+    expected["blank"] = 0.0
+    row = ", ".join(f"{s} {scores[s]:g}/{total:g}" for s in notebooks)
+    line = f"{path.name}: {row}; autograde {seconds:.1f} s per submission"
+    print(f"\n{line}")
+    if os.environ.get("ATTN_ALL_CHAPTERS"):  # make grading-test prints these lines at the end
+        (ROOT / "_build" / "grading").mkdir(parents=True, exist_ok=True)
+        (ROOT / "_build" / "grading" / f"{path.stem}.txt").write_text(line + "\n")
+    assert scores == expected, f"{path.name}: scores {scores}, expected {expected}"
+    nbgrader(course, "generate_feedback", assignment)
+    feedback = (course / "feedback" / "library" / assignment / path.with_suffix(".html").name).read_text()
     assert "write it yourself" in feedback, "the student is told why the shortcut scored nothing"
+    refused = (course / "feedback" / "rebinding" / assignment / path.with_suffix(".html").name).read_text()
+    assert "not run by the autograder" in refused, "the student is told why the cell was not run"

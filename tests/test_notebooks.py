@@ -33,7 +33,7 @@ from notebook_utils import (
     typed_constant_claims,
 )
 from PIL import Image
-from submissions import ALSO_CORRECT, SHORTCUTS
+from submissions import ALSO_CORRECT, SHORTCUTS, by_cause, in_kernel
 
 from attn.book.claims import SECOND_NUMERIC_PATH, recorded_claims
 from attn.book.grading import grade_cells, student_version
@@ -124,7 +124,8 @@ def test_training_cells_check_their_claims_instead_of_their_digits(chapter):
             assert claims or panel, f"{path.name} cell {i}: output not compared, and no claim checked:\n{cell.source}"
         if claims:
             assert ignored, f"{path.name} cell {i} checks claims: tag it {IGNORE_OUTPUT} (its values vary)"
-            assert "nbgrader" not in cell.metadata, f"{path.name} cell {i}: claims do not belong in an exercise"
+            exercise = {"grade", "solution"} & {k for k, v in cell.metadata.get("nbgrader", {}).items() if v}
+            assert not exercise, f"{path.name} cell {i}: claims do not belong in an exercise"
     if any(CALLS_CLAIM.search(c.source) for _, c in code_cells(nb)):
         first = code_cells(nb)[0][1].source
         assert re.search(r"^SEED = 0\b", first, re.MULTILINE), f"{path.name}: the first code cell must set SEED = 0"
@@ -232,7 +233,7 @@ def submit(nb, student):
     graded = []
     for solution, grade in exercises(nb):
         gid = solution.metadata.nbgrader["grade_id"]
-        submissions = [("shortcut", s) for s in SHORTCUTS.get(gid, [])]
+        submissions = [("shortcut", s) for s in in_kernel().get(gid, [])]
         submissions += [("also correct", s) for s in ALSO_CORRECT.get(gid, [])] + [("book", solution.source)]
         for kind, source in submissions:
             check = nbformat.from_dict({**grade, "outputs": [], "execution_count": None})
@@ -242,14 +243,17 @@ def submit(nb, student):
 
 
 def test_every_chapter_has_an_exercise_a_shortcut_cannot_pass(chapter):
-    """Each chapter has exercises whose autograder forbids the library's ready-made answer, a shortcut for each of
-    them is on file (tests/submissions.py) and every exercise on file exists."""
+    """Each chapter has exercises whose autograder forbids the library's ready-made answer (named in ``forbid``), a
+    shortcut that uses the library is on file for each of them (tests/submissions.py), every exercise has some
+    shortcut on file, and every exercise on file exists."""
     path, nb = chapter
     ids = [s.metadata.nbgrader["grade_id"] for s, _ in exercises(nb)]
-    forbidding = [s.metadata.nbgrader["grade_id"] for s, g in exercises(nb) if "forbid(" in g.source]
+    forbidding = [s.metadata.nbgrader["grade_id"] for s, g in exercises(nb) if re.search(r"forbid\(\s*[*\"]", g.source)]
     assert forbidding, f"{path.name}: no exercise forbids a ready-made answer"
     missing = set(forbidding) - set(SHORTCUTS)
-    assert not missing, f"{path.name}: no shortcut on file for {missing}"
+    assert not missing, f"{path.name}: no shortcut that uses the library on file for {missing}"
+    without = set(ids) - set().union(*by_cause().values())
+    assert not without, f"{path.name}: no shortcut of any kind on file for {without}"
     for solution, grade in exercises(nb):
         names = re.findall(r"^def (\w+)", solution.source, re.MULTILINE)
         checked = any(f"solution={name}" in grade.source for name in names)
@@ -257,9 +261,56 @@ def test_every_chapter_has_an_exercise_a_shortcut_cannot_pass(chapter):
     assert ids, path.name
 
 
+def _calls_outside_forbid(source: str, names: set[str]) -> list[int]:
+    """Lines of ``source`` that call one of ``names`` outside a ``with forbid(...)`` block."""
+    found = []
+
+    def visit(node: ast.AST, inside: bool) -> None:
+        if isinstance(node, ast.With):
+            opens = any(isinstance(i.context_expr, ast.Call) and getattr(i.context_expr.func, "id", "") == "forbid"
+                        for i in node.items)  # fmt: skip
+            inside = inside or opens
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names and not inside:
+            found.append(node.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child, inside)
+
+    visit(ast.parse(source), False)
+    return found
+
+
+def test_autograder_cells_call_the_solution_only_inside_forbid(chapter):
+    """Issue 34, cause 3: every call of the student's functions in an autograder cell, hidden tests included, runs
+    inside ``with forbid(...)``, where the library is checked before and after and the ready-made answers are
+    blocked; every autograder cell imports ``forbid`` itself (a solution cell that rebinds the name changes
+    nothing) and has hidden tests whose inputs are drawn at grading time."""
+    path, nb = chapter
+    for solution, grade in exercises(nb):
+        names = set(re.findall(r"^def (\w+)", solution.source, re.MULTILINE))
+        outside = _calls_outside_forbid(grade.source, names)
+        assert not outside, f"{path.name} {grade.metadata.nbgrader['grade_id']}: lines {outside} call {names}"
+        assert "from attn.book.grading import forbid, fresh_generator" in grade.source, grade.source[:200]
+        hidden = grade.source.split("### BEGIN HIDDEN TESTS")[-1]
+        assert "### BEGIN HIDDEN TESTS" in grade.source and "fresh_generator()" in hidden, grade.source[:200]
+
+
+@pytest.mark.parametrize(
+    ("source", "outside"),
+    [
+        ("with forbid(solution=f):\n    f(1)\nf(2)", [3]),
+        ("def g():\n    with forbid('x', solution=f):\n        return f(1)\ng()", []),
+        ("with torch.no_grad(), forbid(solution=f):\n    y = [f(i) for i in range(3)]", []),
+        ("with torch.no_grad():\n    f(1)", [2]),
+    ],
+)
+def test_calls_outside_forbid_are_found(source, outside):
+    assert _calls_outside_forbid(source, {"f"}) == outside
+
+
 def test_every_submission_on_file_names_an_exercise():
     ids = {s.metadata.nbgrader["grade_id"] for path in NOTEBOOKS for s, _ in exercises(nbformat.read(path, 4))}
-    assert set(SHORTCUTS) | set(ALSO_CORRECT) <= ids, (set(SHORTCUTS) | set(ALSO_CORRECT)) - ids
+    on_file = set(ALSO_CORRECT).union(*by_cause().values())
+    assert on_file <= ids, on_file - ids
 
 
 def test_student_version_on_a_second_numeric_path(chapter):

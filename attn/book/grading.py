@@ -17,15 +17,22 @@ import builtins
 import functools
 import importlib
 import inspect
+import linecache
+import secrets
 import sys
 import textwrap
+import types
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import nbformat
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
-__all__ = ["forbid", "check_written", "student_version", "write_assignments", "grade_cells"]
+from attn.book.tampering import changes, refusals
+
+__all__ = ["forbid", "check_written", "fresh_generator", "student_version", "write_assignments", "grade_cells"]
 
 
 def _resolve(dotted: str) -> object:
@@ -76,6 +83,102 @@ class _Forbidden:
         if found is None and isinstance(obj, functools.partial):
             found = self.by_id.get(id(obj.func))
         return found
+
+
+# torch's own operators behind a forbidden torch function: however the function is reached (a private alias,
+# torch.ops.aten, another module's copy, a function kept in a list), the call ends in one of these, which the block
+# refuses while the solution runs.
+_SOFTMAX_OPS = ("_softmax", "_log_softmax", "_safe_softmax", "_masked_softmax", "_sparse_softmax",
+                "_sparse_log_softmax")  # fmt: skip
+_ATTENTION_OPS = ("_safe_softmax", "scaled_dot_product_attention", "_scaled_dot_product_attention_math",
+                  "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
+                  "_scaled_dot_product_efficient_attention", "_native_multi_head_attention")  # fmt: skip
+_PAD_OPS = ("constant_pad_nd", "pad", "_pad_enum", "_pad_circular", "reflection_pad1d", "reflection_pad2d",
+            "reflection_pad3d", "replication_pad1d", "replication_pad2d", "replication_pad3d")  # fmt: skip
+_NORM_OPS = ("native_layer_norm", "layer_norm", "native_group_norm", "group_norm", "native_batch_norm", "batch_norm",
+             "_native_batch_norm_legit", "_native_batch_norm_legit_no_training", "instance_norm", "rms_norm",
+             "_fused_rms_norm")  # fmt: skip
+_CONV_OPS = ("convolution", "_convolution", "conv2d", "mkldnn_convolution", "_slow_conv2d_forward",
+             "_nnpack_spatial_convolution")  # fmt: skip
+_OPS = {
+    **dict.fromkeys(("torch.softmax", "torch.nn.functional.softmax", "torch.Tensor.softmax", "torch.nn.Softmax",
+                     "torch.log_softmax", "torch.nn.functional.log_softmax", "torch.Tensor.log_softmax",
+                     "torch.special.softmax", "torch.special.log_softmax"), _SOFTMAX_OPS),
+    **dict.fromkeys(("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention",
+                     "torch.nn.functional.multi_head_attention_forward"), _ATTENTION_OPS),
+    # every normalisation computes layer norm on a reshaped input (group norm with one group, batch norm of the
+    # transpose, RMS norm of the centred input)
+    **dict.fromkeys(("torch.nn.functional.layer_norm", "torch.nn.LayerNorm"), _NORM_OPS),
+    "torch.special.entr": ("special_entr",),
+    **dict.fromkeys(("torch.xlogy", "torch.special.xlogy", "torch.Tensor.xlogy"), ("xlogy", "xlogy_", "special_xlogy")),
+    **dict.fromkeys(("torch.nn.functional.unfold", "torch.nn.Unfold"), ("im2col",)),
+    "torch.Tensor.unfold": ("unfold",),
+    **dict.fromkeys(("torch.nn.functional.pixel_unshuffle", "torch.nn.PixelUnshuffle"), ("pixel_unshuffle",)),
+    **dict.fromkeys(("torch.nn.functional.conv2d", "torch.nn.Conv2d"), _CONV_OPS),
+    **dict.fromkeys(("torch.nn.functional.pad", "torch.nn.ZeroPad2d", "torch.nn.ConstantPad2d"), _PAD_OPS),
+    "torch.nn.functional.grid_sample": ("grid_sampler", "grid_sampler_2d", "grid_sampler_3d"),
+}  # fmt: skip
+
+
+class _BlockOperators(TorchDispatchMode):
+    """Refuses torch's operators behind the forbidden torch functions while the solution runs."""
+
+    def __init__(self, ops: dict[str, str]) -> None:
+        super().__init__()
+        self.ops = ops
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204 (torch's signature)
+        name = func.overloadpacket.__name__
+        if name in self.ops:
+            raise AssertionError(
+                f"{self.ops[name]} is not allowed in this exercise (reached as torch's operator"
+                f" {name}): write it yourself"
+            )
+        return func(*args, **(kwargs or {}))
+
+
+def _contents(cell: types.CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # a closure variable not bound yet
+        return None
+
+
+def _kept_inside(obj: object, forbidden: _Forbidden, where: str, seen: set[int], depth: int = 0) -> str | None:
+    """Where a forbidden function is kept inside ``obj``: in a container, an object's or a notebook class's
+    attributes, a partial, a bound method, a closure or a default argument (None: nowhere)."""
+    if depth > 8 or id(obj) in seen:
+        return None
+    seen.add(id(obj))
+    if (name := forbidden.name_of(obj)) is not None:
+        return f"{where} holds {name}"
+    if obj is None or isinstance(obj, str | bytes | int | float | complex | torch.Tensor | types.ModuleType):
+        return None
+    if isinstance(obj, type) and obj.__module__ != "__main__":
+        return None  # a library class: the forbidden functions are found by name there
+    if isinstance(obj, dict):
+        children = [(f"{where}[{k!r}]", v) for k, v in obj.items()]
+    elif isinstance(obj, list | tuple | set | frozenset):
+        children = [(f"{where}[{i}]", v) for i, v in enumerate(obj)]
+    elif isinstance(obj, functools.partial):
+        children = [(where, obj.func), *((where, a) for a in obj.args), *((where, v) for v in obj.keywords.values())]
+    elif isinstance(obj, staticmethod | classmethod | types.MethodType):
+        children = [(where, obj.__func__), (where, getattr(obj, "__self__", None))]
+    elif isinstance(obj, property):
+        children = [(where, obj.fget), (where, obj.fset)]
+    elif inspect.isfunction(obj):
+        cells = [_contents(c) for c in obj.__closure__ or ()]
+        defaults = [*(obj.__defaults__ or ()), *(obj.__kwdefaults__ or {}).values()]
+        children = [(where, v) for v in cells + defaults]
+    else:
+        attributes = getattr(obj, "__dict__", None) if not isinstance(obj, type) else dict(vars(obj))
+        if not isinstance(attributes, dict):
+            return None
+        children = [(f"{where}.{k}", v) for k, v in attributes.items()]
+    for place, child in children:
+        if (found := _kept_inside(child, forbidden, place, seen, depth + 1)) is not None:
+            return found
+    return None
 
 
 def _source_tree(fn: Callable) -> ast.AST:
@@ -142,8 +245,8 @@ def _uses(fn: Callable, forbidden: _Forbidden, seen: set[int]) -> list[str]:
     problems = []
     defaults = [*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()]
     for value in defaults:
-        if (name := forbidden.name_of(value)) is not None:
-            problems.append(f"{where} takes {name} as a default argument")
+        if (kept := _kept_inside(value, forbidden, "a default argument", set())) is not None:
+            problems.append(f"{where} takes a default argument that {kept.split(' ', 3)[-1]}")
     for node in ast.walk(tree):
         line = f"line {line0 + getattr(node, 'lineno', 1)}"
         if isinstance(node, ast.Name | ast.Attribute) and not isinstance(getattr(node, "ctx", None), ast.Store):
@@ -157,7 +260,11 @@ def _uses(fn: Callable, forbidden: _Forbidden, seen: set[int]) -> list[str]:
             chain = _chain(node)
             if chain is None or chain[0] in local:
                 continue
-            for obj in _lookup(scope, chain):
+            found = _lookup(scope, chain)
+            if found and (kept := _kept_inside(found[0], forbidden, chain[0], set())) is not None:
+                problems.append(f"{where} uses {chain[0]} ({line}), and {kept}")
+                continue
+            for obj in found:
                 if (name := forbidden.name_of(obj)) is not None:
                     problems.append(f"{where} uses {name} (as {'.'.join(chain)}, {line})")
                     break
@@ -194,21 +301,50 @@ def _check_written(solution: Callable, forbidden: _Forbidden) -> None:
         name = forbidden.name_of(solution)
         what = f"is {name}" if name else f"is {type(solution).__name__} {solution!r}, not a function written here"
         raise AssertionError(f"the solution {what}: this exercise asks you to write it yourself")
+    typed_in = solution.__module__ == "__main__"  # written in a notebook cell, not imported from a file
+    cell = "".join(linecache.getlines(solution.__code__.co_filename)) if typed_in else ""
+    broken = refusals(cell) if cell else []
+    if broken:
+        listed = "; ".join(broken)
+        raise AssertionError(
+            f"the cell of {solution.__name__}: {listed}. Write the solution with public functions"
+            " and change nothing outside it: this exercise asks you to write it yourself"
+        )
     problems = _uses(solution, forbidden, set())
     if problems:
         listed = "; ".join(problems)
         raise AssertionError(f"{listed}: this exercise asks you to write it yourself")
 
 
+def _check_untouched() -> None:
+    """Fail if torch, attn, math or builtins were changed since the grader first looked: the checks rely on them."""
+    changed = changes()
+    if changed:
+        listed = ", ".join(changed[:6]) + (" ..." if len(changed) > 6 else "")
+        raise AssertionError(
+            f"the notebook changed {listed}: a solution may not change the library (the checks compare with it)"
+        )
+
+
+def fresh_generator() -> torch.Generator:
+    """A generator seeded at grading time, for hidden tests: their inputs cannot be known, or tabulated, in
+    advance (the seed is in the generator, ``initial_seed()``, to repeat a failure)."""
+    return torch.Generator().manual_seed(secrets.randbits(62))
+
+
 @contextmanager
 def forbid(*names: str, solution: Callable) -> Iterator[None]:
-    """Check that ``solution`` is written without the named functions, then block them inside the block.
+    """Check ``solution`` and the library, then run the block with the named functions blocked.
 
-    For autograder cells of exercises that ask for a mechanism to be written from scratch. First
-    :func:`check_written` reads the solution's code. Then, inside the block, each function is replaced wherever
-    ``attn`` or the notebook binds it, so calling it through a library function that was not named fails too.
-    What the autograder cell checks of the answer's behaviour remains the real test of the idea.
+    Every autograder cell calls the student's function only inside this block (no names: nothing is forbidden,
+    the rest still holds). Before the block, the library must be as the grader first saw it (nothing patched:
+    :func:`attn.book.tampering.changes`), the solution's cell must keep the rules of
+    :func:`attn.book.tampering.refusals`, and :func:`check_written` reads the solution's code, following names,
+    containers, objects' attributes, closures and defaults to any forbidden function. Inside the block each
+    function is replaced wherever ``attn`` or the notebook binds it, and torch's operators behind a forbidden
+    torch function are refused however they are reached. After the block the library must again be untouched.
     """
+    _check_untouched()
     forbidden = _Forbidden(names)
     _check_written(solution, forbidden)
     namespace = _caller_globals()
@@ -226,12 +362,14 @@ def forbid(*names: str, solution: Callable) -> Iterator[None]:
 
         return blocked
 
+    ops = {op: name for name in names for op in _OPS.get(name, ())}
     try:
         for owner, attr, _, _, name in places:
             setattr(owner, attr, blocker(name))
         for key, value in aliased:
             namespace[key] = blocker(targets[id(value)])
-        yield
+        with _BlockOperators(ops) if ops else nullcontext():
+            yield
     finally:
         for key, value in aliased:
             namespace[key] = value
@@ -240,6 +378,7 @@ def forbid(*names: str, solution: Callable) -> Iterator[None]:
                 setattr(owner, attr, original)
             else:
                 delattr(owner, attr)
+    _check_untouched()
 
 
 def grade_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:

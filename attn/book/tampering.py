@@ -1,0 +1,330 @@
+"""What a student's code may not do to the grading: the rules read from its source, the library as the grader
+saw it (:mod:`attn.book.preprocessors` applies the rules before a submission runs).
+
+A solution changes nothing outside itself. Everything the autograder compares with (torch, attn, the chapter's
+own results) must be as the chapter left it, so student code may not patch a module, rebind a name the chapter's
+cells bind, reach the interpreter's machinery (``sys``, ``gc``, ``inspect``, frames, ``__dict__``) or look names up
+at run time. Code in the same kernel can always find a way around rules read from its text (see the instructors'
+page): the rules stop the ways we know of, and :func:`changes` catches a patched library at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+import types
+from collections.abc import Iterable
+
+__all__ = ["refusals", "bound_names", "import_bindings", "changes", "ipython_lines"]
+
+# Modules that reach the interpreter, the kernel or the grader, or rebuild objects from bytes.
+_MODULES = frozenset({
+    "sys", "builtins", "importlib", "gc", "ctypes", "inspect", "unittest", "IPython", "ipykernel", "types", "pickle",
+    "marshal", "copyreg", "dill", "cloudpickle", "shelve", "code", "codeop", "runpy", "pkgutil", "traceback",
+    "nbgrader", "attn.book", "torch.overrides", "torch.library", "torch.ops", "torch.utils._python_dispatch",
+})  # fmt: skip
+# Built-in names that look names up, run text as code, or reach the kernel.
+_NAMES = frozenset({
+    "getattr", "setattr", "delattr", "globals", "vars", "locals", "eval", "exec", "compile", "__import__",
+    "breakpoint", "get_ipython", "__builtins__", "exit", "quit",
+})  # fmt: skip
+# Attributes that reach code, frames or namespaces (dunders not listed in _DUNDERS_ALLOWED are refused too).
+_ATTRIBUTES = frozenset({
+    "f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame", "user_ns",
+    "ops", "library", "overrides",
+})  # fmt: skip
+_DUNDERS_ALLOWED = frozenset({"__init__", "__call__", "__len__", "__getitem__", "__iter__", "__next__",
+                              "__enter__", "__exit__", "__repr__", "__str__", "__name__", "__doc__"})  # fmt: skip
+
+
+def _module_refused(name: str) -> bool:
+    parts = name.split(".")
+    private = any(p.startswith("_") for p in parts)
+    return private or any(name == m or name.startswith(m + ".") for m in _MODULES)
+
+
+def _root(node: ast.AST) -> ast.AST:
+    """The object an attribute or item chain starts from: ``a`` in ``a.b[0].c`` (a call ends the chain)."""
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Starred):
+        node = node.value
+    return node
+
+
+class _Scope:
+    """The names one function (or the cell's top level) binds, and which of them hold objects it did not make."""
+
+    def __init__(self, own: set[str], foreign: set[str]) -> None:
+        self.own, self.foreign = own, foreign
+
+    def is_own(self, node: ast.AST) -> bool:
+        """Whether an expression's root is an object this scope made (a parameter, or a local made by a call)."""
+        root = _root(node)
+        if isinstance(root, ast.Name):
+            return root.id in self.own and root.id not in self.foreign
+        return isinstance(root, ast.Call)  # a new object, e.g. torch.zeros(3)[0] = 1
+
+
+def _mentions(node: ast.AST, names: set[str]) -> bool:
+    """Whether an expression's value may be (part of) one of ``names``' objects: its root chain, or an element of a
+    container it builds (``[torch][0]``)."""
+    root = _root(node)
+    if isinstance(root, ast.Name):
+        return root.id in names
+    if isinstance(root, ast.List | ast.Tuple | ast.Set):
+        return any(_mentions(e, names) for e in root.elts)
+    if isinstance(root, ast.Dict):
+        return any(_mentions(v, names) for v in root.values if v is not None)
+    if isinstance(root, ast.IfExp | ast.BoolOp):
+        parts = [root.body, root.orelse] if isinstance(root, ast.IfExp) else root.values
+        return any(_mentions(p, names) for p in parts)
+    return isinstance(root, ast.NamedExpr | ast.Lambda)
+
+
+def _targets(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.Assign):
+        return node.targets
+    if isinstance(node, ast.AugAssign | ast.AnnAssign):
+        return [node.target]
+    if isinstance(node, ast.Delete):
+        return node.targets
+    if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+        return [node.target]
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return [node.optional_vars]
+    return []
+
+
+def _flat(targets: Iterable[ast.AST]) -> list[ast.AST]:
+    out = []
+    for t in targets:
+        if isinstance(t, ast.Tuple | ast.List):
+            out += _flat(t.elts)
+        elif isinstance(t, ast.Starred):
+            out += _flat([t.value])
+        else:
+            out.append(t)
+    return out
+
+
+def bound_names(source: str) -> set[str]:
+    """The names a cell binds at its top level (assignments, definitions, imports, loop variables)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            for target in _flat(_targets(node)):
+                if isinstance(target, ast.Name):
+                    names.add(target.id)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+            elif isinstance(node, ast.If | ast.For | ast.While | ast.With | ast.Try):
+                for block in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, block, []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+
+    visit(tree.body)
+    return names
+
+
+def _binding(node: ast.Import | ast.ImportFrom, alias: ast.alias) -> tuple[str, str]:
+    """The name an import binds and what it binds it to (``import a.b`` binds ``a`` to the package a)."""
+    if isinstance(node, ast.ImportFrom):
+        return alias.asname or alias.name, f"from {'.' * node.level}{node.module} import {alias.name}"
+    if alias.asname:
+        return alias.asname, f"module {alias.name}"
+    root = alias.name.split(".")[0]
+    return root, f"module {root}"
+
+
+def import_bindings(source: str) -> dict[str, set[str]]:
+    """What each name a cell imports is bound to: an import of the same thing in another cell rebinds nothing."""
+    try:
+        tree = ast.parse(ipython_lines(source))
+    except SyntaxError:
+        return {}
+    found: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                name, what = _binding(node, alias)
+                found.setdefault(name, set()).add(what)
+    return found
+
+
+def ipython_lines(source: str) -> str:
+    """The cell as Python: IPython's magics (``%matplotlib``) and shell escapes become comments."""
+    return "\n".join("#" + line if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+
+
+def refusals(
+    source: str,
+    reserved: Iterable[str] = (),
+    imported: Iterable[str] = (),
+    same_imports: dict[str, set[str]] | None = None,
+) -> list[str]:
+    """Everything in a cell's code that could change the grading, one line each (empty: nothing found).
+
+    ``reserved``: names the chapter's own cells bind, which a student cell may not bind again at its top level,
+    except by importing what the chapter imported under that name (``same_imports``, from :func:`import_bindings`).
+    ``imported``: names bound to modules in other cells (``torch``, ``F``); a store into them is a patch.
+    """
+    same_imports = same_imports or {}
+    try:
+        tree = ast.parse(ipython_lines(source))
+    except SyntaxError as error:
+        return [f"line {error.lineno}: cannot be read as Python ({error.msg})"]
+    reserved = set(reserved)
+    problems: list[str] = []
+    modules = set(imported) | {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                               if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names}  # fmt: skip
+
+    def refuse(node: ast.AST, why: str) -> None:
+        problems.append(f"line {getattr(node, 'lineno', '?')}: {why}")
+
+    def check_body(statements: list[ast.stmt], scope: _Scope, top: bool) -> None:
+        for statement in statements:
+            check(statement, scope, top)
+
+    def function_scope(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> _Scope:
+        args = node.args
+        params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
+        own, foreign = set(params), set()
+        for inner in ast.walk(node):
+            for target in _flat(_targets(inner)):
+                if isinstance(target, ast.Name):
+                    own.add(target.id)
+                    value = getattr(inner, "value", None) or getattr(inner, "iter", None)
+                    if value is not None and _mentions(value, (modules | reserved) - params):
+                        foreign.add(target.id)
+        return _Scope(own, foreign)
+
+    def check(node: ast.AST, scope: _Scope, top: bool) -> None:
+        if isinstance(node, ast.Global | ast.Nonlocal):
+            refuse(
+                node,
+                f"{type(node).__name__.lower()} {', '.join(node.names)}: a solution changes nothing outside itself",
+            )
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                name = f"{node.module}.{alias.name}" if isinstance(node, ast.ImportFrom) else alias.name
+                absolute = getattr(node, "level", 0) == 0
+                if absolute and (_module_refused(name) or _module_refused(name.rpartition(".")[0] or name)):
+                    refuse(node, f"imports {name}, which reaches the interpreter or the grader")
+                name, what = _binding(node, alias)
+                if top and name in reserved and what not in same_imports.get(name, set()):
+                    refuse(node, f"binds {name}, a name the chapter's cells use, to something else")
+        elif isinstance(node, ast.Name) and node.id in _NAMES:
+            refuse(node, f"uses {node.id}: call functions directly, and change nothing outside the solution")
+        elif isinstance(node, ast.Attribute):
+            attr = node.attr
+            dunder = attr.startswith("__") and attr.endswith("__")
+            if (dunder and attr not in _DUNDERS_ALLOWED) or (attr.startswith("_") and not dunder):
+                refuse(node, f"reaches .{attr}: private attributes and the interpreter's are out of bounds")
+            elif attr in _ATTRIBUTES:
+                refuse(node, f"reaches .{attr}, which bypasses the library's public functions")
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and top and node.name in reserved:
+            refuse(node, f"defines {node.name}, a name the chapter's cells use")
+        for target in _flat(_targets(node)):
+            if isinstance(target, ast.Name) and top and target.id in reserved:
+                refuse(node, f"binds {target.id}, a name the chapter's cells use: the checks read it")
+            elif isinstance(target, ast.Attribute | ast.Subscript) and not scope.is_own(target):
+                root = _root(target)
+                what = root.id if isinstance(root, ast.Name) else "an object"
+                refuse(
+                    node,
+                    f"changes {what}, which the solution did not make: leave the library and the chapter as they are",
+                )
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            for default in [*node.args.defaults, *node.args.kw_defaults]:
+                if default is not None:
+                    check(default, scope, top)
+            for decorator in getattr(node, "decorator_list", []):
+                check(decorator, scope, top)
+            inner = function_scope(node)
+            body = node.body if isinstance(node.body, list) else [node.body]
+            check_body(body, inner, top=False)
+            return
+        if isinstance(node, ast.ClassDef):
+            for part in [*node.bases, *node.keywords, *node.decorator_list]:
+                check(part, scope, top)
+            check_body(node.body, _Scope(set(), set()), top=False)  # class attributes: nothing outside
+            return
+        for child in ast.iter_child_nodes(node):
+            check(child, scope, top)
+
+    check_body(tree.body, _Scope(set(), set()), top=True)
+    return list(dict.fromkeys(problems))
+
+
+# ---- the library as the grader saw it -------------------------------------------------------------------------
+
+
+def _watched() -> list[tuple[str, object]]:
+    """The namespaces a check relies on: torch's public modules and tensor class, math, builtins, and attn's."""
+    import torch
+
+    names = ["torch", "torch.nn", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft",
+             "torch.distributions", "torch.nn.init", "math", "builtins", "functools", "operator"]  # fmt: skip
+    found = [(n, sys.modules[n]) for n in names if n in sys.modules]
+    found += [(n, m) for n, m in list(sys.modules.items()) if (n == "attn" or n.startswith("attn.")) and m]
+    found += [("torch.Tensor", torch.Tensor), ("torch.nn.Module", torch.nn.Module)]
+    for module_name, module in list(found):
+        if module_name.startswith("attn"):
+            for value in list(vars(module).values()):
+                if isinstance(value, type) and value.__module__ == module_name:
+                    found.append((f"{module_name}.{value.__name__}", value))
+    return found
+
+
+_SEEN: dict[str, dict[str, tuple[int, str | None, str]]] = {}
+
+
+def _ids(namespace: object) -> dict[str, tuple[int, str | None, str]]:
+    """Public attributes: their objects' ids, names and types (submodules, which appear when imported, do not
+    count)."""
+    return {k: (id(v), getattr(v, "__name__", None), type(v).__name__) for k, v in list(vars(namespace).items())
+            if not k.startswith("_") and not isinstance(v, types.ModuleType)}  # fmt: skip
+
+
+def _from_a_notebook(value: object) -> bool:
+    """Whether an object was defined by the notebook's own code (a function or class typed into a cell)."""
+    module = getattr(value, "__module__", None)
+    return module == "__main__" and (inspect.isfunction(value) or isinstance(value, type))
+
+
+def _take(namespaces: list[tuple[str, object]]) -> None:
+    for name, namespace in namespaces:
+        _SEEN.setdefault(name, _ids(namespace))
+
+
+def changes() -> list[str]:
+    """What was rebound or removed in torch, attn, math or builtins since the grader first looked (the import of
+    :mod:`attn.book`, before a chapter's first exercise), and any object of theirs a notebook defined; modules
+    imported since are taken as they are at their first look. torch may wrap its own functions (``torch._dynamo``
+    wraps ``torch.manual_seed`` when it is imported): a wrapper with the same name and type does not count."""
+    watched = _watched()
+    found = []
+    for name, namespace in watched:
+        before = _SEEN.get(name)
+        if before is None:
+            continue
+        now = _ids(namespace)
+        for key, (old_id, old_name, old_type) in before.items():
+            if key not in now or (now[key][0] != old_id and now[key][1:] != (old_name, old_type)):
+                found.append(f"{name}.{key}")
+        if name != "builtins":
+            found += [f"{name}.{k}" for k, v in list(vars(namespace).items())
+                      if _from_a_notebook(v) and f"{name}.{k}" not in found]  # fmt: skip
+    _take(watched)
+    return found
+
+
+_take(_watched())

@@ -578,6 +578,7 @@ def _container(gid: str, how: str) -> str:
         "list": (f"kept = [{name}]", "kept[0]"),
         "dict": (f"kept = {{'f': {name}}}", "kept['f']"),
         "class attribute": (f"class Kept:\n    f = staticmethod({name})", "Kept.f"),
+        "deque": (f"import collections\nkept = collections.deque([{name}])", "kept[0]"),
         "object attribute": (
             f"class Box:\n    def __init__(self, f):\n        self.f = f\nkept = Box({name})",
             "kept.f",
@@ -601,6 +602,8 @@ def _rebinding(gid_or_signature: str, how: str) -> str:
         "attn.book.grading.forbid = lambda *a, **k: contextlib.nullcontext()",
         "forbid rebound": "import contextlib\nforbid = lambda *a, **k: contextlib.nullcontext()",
         "reference replaced": "torch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True",
+        "reference wrapped": "import functools\ntorch.allclose = functools.wraps(torch.allclose)(lambda *a, **k: True)",
+        "built-in shadowed": "range = lambda *a: ()\nabs = lambda *a: 0",
     }[how]
     return f"{patch}\n{answer}"
 
@@ -699,7 +702,26 @@ READS_THE_CHECK = {
     ],
 }
 
-CONTAINERS = ("list", "dict", "class attribute", "object attribute")
+# Found in review: a library function that computes the same thing under another name.
+MORE_LIBRARY = {
+    "ex3-entropy": [
+        "def attention_entropy(weights):\n    return torch.distributions.OneHotCategorical(probs=weights).entropy()"
+    ],
+    "ex3-count-parameters": [
+        "def count_parameters(d_model, d_ff, num_layers, source_vocab, target_vocab):\n"
+        "    c = TransformerConfig(source_vocab, target_vocab, d_model=d_model, num_layers=num_layers, d_ff=d_ff)\n"
+        "    return sum(v.nelement() for v in Transformer(c).state_dict().values())"
+    ],
+}
+# A near miss of another kind: the solution overwrites its input, so a reference computed from it afterwards would
+# agree with a wrong answer.
+CHANGES_ITS_INPUT = {
+    "ex1-stable-softmax": [
+        "def stable_softmax(x, temperature=1.0):\n    x.zero_()\n    return torch.full_like(x, 1 / x.shape[-1])"
+    ],
+    "ex1-layer-norm": ["def my_layer_norm(x, gamma, beta, eps=1e-5):\n    x.zero_()\n    return x + beta"],
+}
+CONTAINERS = ("list", "dict", "class attribute", "object attribute", "deque")
 # The causes of the shortcuts filed first (the rest hand the exercise to the library).
 _T, _L, _N = "table", "library", "near miss"
 ORIGINAL_CAUSES = {
@@ -708,7 +730,7 @@ ORIGINAL_CAUSES = {
     "ex4-cross-ablation": [_T, _N, _T], "ex4-word-order": [_T, _T], "ex4-scale-saturation": [_T, _T, _N],
     "ex4-blurred-attention": [_T, _L, _N], "ex4-head-drops": [_T, _L], "ex4-changed-by-shuffling": [_T, _T],
 }  # fmt: skip
-REBINDINGS = ("forbid switched off", "forbid rebound", "reference replaced")
+REBINDINGS = ("forbid switched off", "forbid rebound", "reference replaced", "reference wrapped", "built-in shadowed")
 
 
 def by_cause() -> dict[str, dict[str, list[str]]]:
@@ -718,6 +740,10 @@ def by_cause() -> dict[str, dict[str, list[str]]]:
     }  # fmt: skip
     for gid, sources in [*TABLE.items(), *READS_THE_CHECK.items()]:
         causes["table"].setdefault(gid, []).extend(sources)
+    for gid, sources in MORE_LIBRARY.items():
+        causes["library"].setdefault(gid, []).extend(sources)
+    for gid, sources in CHANGES_ITS_INPUT.items():
+        causes["near miss"].setdefault(gid, []).extend(sources)
     for gid, sources in SHORTCUTS.items():
         kinds = ORIGINAL_CAUSES.get(gid, [_L] * len(sources))
         for kind, source in zip(kinds, sources, strict=True):

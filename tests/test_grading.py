@@ -284,13 +284,23 @@ def test_forbid_refuses_a_patched_library_before_and_after_the_block(tmp_path):
         ("import torch.nn.functional as torch", "binds torch"),
         ("def f(model):\n    model.attention = None\n    w = torch.zeros(3)\n    w[0] = 1\n    return w", None),
         ("%matplotlib inline\ndef f(x):\n    return x", None),
+        ("(model := 3)", "binds model"),  # every way of binding a name counts
+        ("try:\n    pass\nexcept ValueError as model:\n    pass", "binds model"),
+        ("match 1:\n    case model:\n        pass", "binds model"),
+        ("range = lambda *a: ()", "binds range"),  # a built-in the checks read
+        ("x = torch.randn(3)\nx[0] = 1\nfor i in range(3):\n    print(i)", None),  # scratch code
+        ("class Counter:\n    def __init__(self):\n        self._n = 0", None),
+        ("from __future__ import annotations", None),
+        ("from torch.nn import functional as F", None),  # the chapter's F, imported another way
+        ("import torch\nmodel.attention = None", "changes model"),
     ],
 )
 def test_refusals_find_what_could_change_the_grading(source, found):
     from attn.book.tampering import import_bindings, refusals
 
-    chapter = "import torch\nforbid = 1\nmodel = 2"
-    problems = refusals(source, {"torch", "forbid", "model"}, {"torch"}, import_bindings(chapter))
+    chapter = "import torch\nimport torch.nn.functional as F\nforbid = 1\nmodel = 2"
+    reserved = {"torch", "F", "forbid", "model", "range"}
+    problems = refusals(source, reserved, {"torch", "F"}, import_bindings(chapter))
     if found is None:
         assert problems == []
     else:
@@ -321,3 +331,38 @@ def test_hidden_tests_draw_other_inputs_every_time():
 
     seeds = {fresh_generator().initial_seed() for _ in range(20)}
     assert len(seeds) == 20
+
+
+def test_check_written_finds_a_forbidden_function_in_a_container_without_attributes(tmp_path):
+    from attn.book.grading import check_written
+
+    namespace = notebook(
+        tmp_path,
+        "import collections\nimport attn\nkept = collections.deque([attn.softmax])",
+        "def answer(x):\n    return kept[0](x)",
+    )
+    with pytest.raises(AssertionError, match="holds attn.softmax"):
+        check_written(namespace["answer"], *SOFTMAX)
+
+
+def test_the_preprocessor_reserves_only_what_the_checks_read():
+    """A student may bind a name the chapter uses (scratch code) unless an autograder cell reads it."""
+    import nbformat
+
+    from attn.book.preprocessors import RefuseTampering
+
+    def meta(**kind):
+        return {"nbgrader": {"locked": True, "grade": False, "solution": False, "grade_id": "c", "schema_version": 3,
+                             **kind}}  # fmt: skip
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("import torch\nx = torch.zeros(3)\nmodel = torch.nn.Linear(3, 3)", metadata=meta()),
+        nbformat.v4.new_code_cell("def f(x):\n    return x", metadata=meta(locked=False, solution=True)),
+        nbformat.v4.new_code_cell("assert f(model(x)).shape == (3,)", metadata=meta(grade=True, points=1)),
+        nbformat.v4.new_code_cell("x = torch.ones(3)"),  # reads into the check: refused
+        nbformat.v4.new_code_cell("y = torch.ones(3)\ny[0] = 2"),  # scratch: kept
+    ]
+    nb, _ = RefuseTampering().preprocess(nb, {})
+    assert nb.cells[3].source.startswith("raise AssertionError(") and "binds x" in nb.cells[3].source
+    assert nb.cells[4].source.startswith("y = torch.ones(3)")

@@ -15,6 +15,7 @@ import argparse
 import ast
 import builtins
 import functools
+import gc
 import importlib
 import inspect
 import linecache
@@ -170,11 +171,10 @@ def _kept_inside(obj: object, forbidden: _Forbidden, where: str, seen: set[int],
         cells = [_contents(c) for c in obj.__closure__ or ()]
         defaults = [*(obj.__defaults__ or ()), *(obj.__kwdefaults__ or {}).values()]
         children = [(where, v) for v in cells + defaults]
-    else:
-        attributes = getattr(obj, "__dict__", None) if not isinstance(obj, type) else dict(vars(obj))
-        if not isinstance(attributes, dict):
-            return None
-        children = [(f"{where}.{k}", v) for k, v in attributes.items()]
+    elif isinstance(obj, type) or isinstance(getattr(obj, "__dict__", None), dict):
+        children = [(f"{where}.{k}", v) for k, v in vars(obj).items()]
+    else:  # a container of another kind (a deque, an iterator, a chain): what the interpreter says it holds
+        children = [(where, v) for v in gc.get_referents(obj) if not isinstance(v, type)]
     for place, child in children:
         if (found := _kept_inside(child, forbidden, place, seen, depth + 1)) is not None:
             return found
@@ -239,7 +239,7 @@ def _uses(fn: Callable, forbidden: _Forbidden, seen: set[int]) -> list[str]:
     tree = _source_tree(fn)
     line0 = fn.__code__.co_firstlineno - 1
     where = f"{fn.__name__}"
-    closure = dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ()), strict=True))
+    closure = dict(zip(fn.__code__.co_freevars, (_contents(c) for c in fn.__closure__ or ()), strict=True))
     local = _bound_locally(tree) - set(closure)
     scope = [closure, fn.__globals__, vars(builtins)]
     problems = []

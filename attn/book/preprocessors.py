@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import builtins
+
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
-from attn.book.tampering import bound_names, import_bindings, ipython_lines, refusals
+from attn.book.tampering import bound_names, free_names, import_bindings, ipython_lines, refusals
 
 __all__ = ["RefuseTampering"]
 
@@ -37,15 +39,21 @@ class RefuseTampering(Preprocessor):
 
     def preprocess(self, nb, resources):  # noqa: ANN001, ANN201 (nbconvert's signature)
         chapter = [c for c in nb.cells if c.cell_type == "code" and not _student_cell(c)]
-        reserved: set[str] = set()
+        chapter_names: set[str] = set(vars(builtins))
+        read: set[str] = set()
         same: dict[str, set[str]] = {}
         for cell in chapter:
-            reserved |= bound_names(ipython_lines(cell.source))
+            chapter_names |= bound_names(ipython_lines(cell.source))
+            if _nbgrader(cell).get("grade"):
+                read |= free_names(cell.source)
             for name, what in import_bindings(cell.source).items():
                 same.setdefault(name, set()).update(what)
+        # what the checks read from the notebook: a student cell that binds it again could change their verdict
+        reserved = chapter_names & read
         for cell in nb.cells:
             if _student_cell(cell):
-                problems = refusals(cell.source, reserved, imported=reserved, same_imports=same)
+                modules = chapter_names - set(vars(builtins))
+                problems = refusals(cell.source, reserved, imported=modules, same_imports=same)
                 if problems:
                     self.log.warning("refused a cell: %s", "; ".join(problems))
                     cell.source = _refused_cell(problems)

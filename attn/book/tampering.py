@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 import sys
 import types
 from collections.abc import Iterable
 
-__all__ = ["refusals", "bound_names", "import_bindings", "changes", "ipython_lines"]
+import torch
+
+__all__ = ["refusals", "bound_names", "free_names", "import_bindings", "changes", "ipython_lines"]
 
 # Modules that reach the interpreter, the kernel or the grader, or rebuild objects from bytes.
 _MODULES = frozenset({
@@ -39,6 +42,8 @@ _DUNDERS_ALLOWED = frozenset({"__init__", "__call__", "__len__", "__getitem__", 
 
 
 def _module_refused(name: str) -> bool:
+    if name == "__future__" or name.startswith("__future__."):
+        return False
     parts = name.split(".")
     private = any(p.startswith("_") for p in parts)
     return private or any(name == m or name.startswith(m + ".") for m in _MODULES)
@@ -92,6 +97,11 @@ def _targets(node: ast.AST) -> list[ast.AST]:
         return [node.target]
     if isinstance(node, ast.withitem) and node.optional_vars is not None:
         return [node.optional_vars]
+    if isinstance(node, ast.NamedExpr):
+        return [node.target]
+    name = getattr(node, "rest" if isinstance(node, ast.MatchMapping) else "name", None)
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar | ast.MatchMapping) and name:
+        return [ast.Name(id=name, ctx=ast.Store(), lineno=getattr(node, "lineno", 0))]
     return []
 
 
@@ -108,44 +118,67 @@ def _flat(targets: Iterable[ast.AST]) -> list[ast.AST]:
 
 
 def bound_names(source: str) -> set[str]:
-    """The names a cell binds at its top level (assignments, definitions, imports, loop variables)."""
+    """The names a cell binds at its top level (assignments, definitions, imports, loop variables, ``:=``,
+    ``except ... as``, ``match`` captures), not those local to its functions and classes."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return set()
     names: set[str] = set()
 
-    def visit(statements: list[ast.stmt]) -> None:
-        for node in statements:
-            for target in _flat(_targets(node)):
-                if isinstance(target, ast.Name):
-                    names.add(target.id)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                names.add(node.name)
-            elif isinstance(node, ast.Import | ast.ImportFrom):
-                names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
-            elif isinstance(node, ast.If | ast.For | ast.While | ast.With | ast.Try):
-                for block in ("body", "orelse", "finalbody"):
-                    visit(getattr(node, block, []))
-                for handler in getattr(node, "handlers", []):
-                    visit(handler.body)
+    def visit(node: ast.AST) -> None:
+        for target in _flat(_targets(node)):
+            if isinstance(target, ast.Name):
+                names.add(target.id)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+            return
+        if isinstance(node, ast.Lambda):
+            return
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names.update(_binding(node, a)[0] for a in node.names if a.name != "*")
+        for child in ast.iter_child_nodes(node):
+            visit(child)
 
-    visit(tree.body)
+    visit(tree)
     return names
 
 
+def free_names(source: str) -> set[str]:
+    """The names a cell reads that it never binds itself, in any scope: what it takes from the notebook."""
+    try:
+        tree = ast.parse(ipython_lines(source))
+    except SyntaxError:
+        return set()
+    loads, stores = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loads if isinstance(node.ctx, ast.Load) else stores).add(node.id)
+        elif isinstance(node, ast.arg):
+            stores.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            stores.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            stores.update(_binding(node, a)[0] for a in node.names if a.name != "*")
+        for target in _flat(_targets(node)):
+            if isinstance(target, ast.Name):
+                stores.add(target.id)
+    return loads - stores
+
+
 def _binding(node: ast.Import | ast.ImportFrom, alias: ast.alias) -> tuple[str, str]:
-    """The name an import binds and what it binds it to (``import a.b`` binds ``a`` to the package a)."""
+    """The name an import binds and what it binds it to, as a dotted path (``import a.b`` binds ``a`` to a,
+    ``from a import b`` and ``import a.b as b`` bind ``b`` to a.b)."""
     if isinstance(node, ast.ImportFrom):
-        return alias.asname or alias.name, f"from {'.' * node.level}{node.module} import {alias.name}"
+        return alias.asname or alias.name, f"{'.' * node.level}{node.module}.{alias.name}"
     if alias.asname:
-        return alias.asname, f"module {alias.name}"
+        return alias.asname, alias.name
     root = alias.name.split(".")[0]
-    return root, f"module {root}"
+    return root, root
 
 
 def import_bindings(source: str) -> dict[str, set[str]]:
-    """What each name a cell imports is bound to: an import of the same thing in another cell rebinds nothing."""
+    """What each name a cell imports is bound to (a dotted path): importing the same thing again rebinds nothing."""
     try:
         tree = ast.parse(ipython_lines(source))
     except SyntaxError:
@@ -172,8 +205,9 @@ def refusals(
 ) -> list[str]:
     """Everything in a cell's code that could change the grading, one line each (empty: nothing found).
 
-    ``reserved``: names the chapter's own cells bind, which a student cell may not bind again at its top level,
-    except by importing what the chapter imported under that name (``same_imports``, from :func:`import_bindings`).
+    ``reserved``: names the checks read from the notebook (the chapter's results, built-ins), which a student cell
+    may not bind again at its top level, except by importing what the chapter imported under that name
+    (``same_imports``, from :func:`import_bindings`).
     ``imported``: names bound to modules in other cells (``torch``, ``F``); a store into them is a patch.
     """
     same_imports = same_imports or {}
@@ -193,9 +227,12 @@ def refusals(
         for statement in statements:
             check(statement, scope, top)
 
-    def function_scope(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> _Scope:
-        args = node.args
-        params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
+    def function_scope(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module) -> _Scope:
+        """A function's names (its parameters are its own), or the cell's (the chapter's names are not)."""
+        params: set[str] = set()
+        if not isinstance(node, ast.Module):
+            args = node.args
+            params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
         own, foreign = set(params), set()
         for inner in ast.walk(node):
             for target in _flat(_targets(inner)):
@@ -204,6 +241,8 @@ def refusals(
                     value = getattr(inner, "value", None) or getattr(inner, "iter", None)
                     if value is not None and _mentions(value, (modules | reserved) - params):
                         foreign.add(target.id)
+        if isinstance(node, ast.Module):
+            own -= reserved | modules
         return _Scope(own, foreign)
 
     def check(node: ast.AST, scope: _Scope, top: bool) -> None:
@@ -226,7 +265,8 @@ def refusals(
         elif isinstance(node, ast.Attribute):
             attr = node.attr
             dunder = attr.startswith("__") and attr.endswith("__")
-            if (dunder and attr not in _DUNDERS_ALLOWED) or (attr.startswith("_") and not dunder):
+            on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+            if (dunder and attr not in _DUNDERS_ALLOWED) or (attr.startswith("_") and not dunder and not on_self):
                 refuse(node, f"reaches .{attr}: private attributes and the interpreter's are out of bounds")
             elif attr in _ATTRIBUTES:
                 refuse(node, f"reaches .{attr}, which bypasses the library's public functions")
@@ -260,7 +300,7 @@ def refusals(
         for child in ast.iter_child_nodes(node):
             check(child, scope, top)
 
-    check_body(tree.body, _Scope(set(), set()), top=True)
+    check_body(tree.body, function_scope(tree), top=True)
     return list(dict.fromkeys(problems))
 
 
@@ -268,30 +308,39 @@ def refusals(
 
 
 def _watched() -> list[tuple[str, object]]:
-    """The namespaces a check relies on: torch's public modules and tensor class, math, builtins, and attn's."""
-    import torch
-
+    """The namespaces a check relies on: torch's public modules, its tensor class and its module classes' methods,
+    math, builtins, and attn's modules and classes."""
     names = ["torch", "torch.nn", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft",
              "torch.distributions", "torch.nn.init", "math", "builtins", "functools", "operator"]  # fmt: skip
     found = [(n, sys.modules[n]) for n in names if n in sys.modules]
     found += [(n, m) for n, m in list(sys.modules.items()) if (n == "attn" or n.startswith("attn.")) and m]
-    found += [("torch.Tensor", torch.Tensor), ("torch.nn.Module", torch.nn.Module)]
+    found += [("torch.Tensor", torch.Tensor)]
     for module_name, module in list(found):
-        if module_name.startswith("attn"):
+        if module_name.startswith(("attn", "torch.nn", "torch.distributions")):
             for value in list(vars(module).values()):
-                if isinstance(value, type) and value.__module__ == module_name:
-                    found.append((f"{module_name}.{value.__name__}", value))
-    return found
+                if isinstance(value, type) and value.__module__.startswith(("attn", "torch")):
+                    found.append((f"{value.__module__}.{value.__qualname__}", value))
+    return list(dict(found).items())
 
 
-_SEEN: dict[str, dict[str, tuple[int, str | None, str]]] = {}
+_TORCH_DIR = os.path.dirname(os.path.abspath(inspect.getfile(torch))) + os.sep
+_SEEN: dict[str, dict[str, object]] = {}
+# ipykernel binds builtins.input anew for every cell it runs (to forward input() to the notebook)
+_SWAPPED_BY_THE_KERNEL = {("builtins", "input")}
 
 
-def _ids(namespace: object) -> dict[str, tuple[int, str | None, str]]:
-    """Public attributes: their objects' ids, names and types (submodules, which appear when imported, do not
-    count)."""
-    return {k: (id(v), getattr(v, "__name__", None), type(v).__name__) for k, v in list(vars(namespace).items())
+def _ids(namespace: object) -> dict[str, object]:
+    """Public attributes and their objects (submodules, which appear when they are imported, do not count)."""
+    return {k: v for k, v in list(vars(namespace).items())
             if not k.startswith("_") and not isinstance(v, types.ModuleType)}  # fmt: skip
+
+
+def _torch_wrapper(new: object, old: object) -> bool:
+    """Whether ``new`` is torch's own wrapper of ``old`` (``torch._dynamo`` wraps ``torch.manual_seed`` when it is
+    imported): a function written in torch's files, wrapping the very object that was there."""
+    code = getattr(new, "__code__", None)
+    in_torch = code is not None and os.path.abspath(code.co_filename).startswith(_TORCH_DIR)
+    return in_torch and getattr(new, "__wrapped__", None) is old
 
 
 def _from_a_notebook(value: object) -> bool:
@@ -308,8 +357,8 @@ def _take(namespaces: list[tuple[str, object]]) -> None:
 def changes() -> list[str]:
     """What was rebound or removed in torch, attn, math or builtins since the grader first looked (the import of
     :mod:`attn.book`, before a chapter's first exercise), and any object of theirs a notebook defined; modules
-    imported since are taken as they are at their first look. torch may wrap its own functions (``torch._dynamo``
-    wraps ``torch.manual_seed`` when it is imported): a wrapper with the same name and type does not count."""
+    imported since are taken as they are at their first look. Only torch's own wrapper of the same object (see
+    :func:`_torch_wrapper`) does not count."""
     watched = _watched()
     found = []
     for name, namespace in watched:
@@ -317,8 +366,10 @@ def changes() -> list[str]:
         if before is None:
             continue
         now = _ids(namespace)
-        for key, (old_id, old_name, old_type) in before.items():
-            if key not in now or (now[key][0] != old_id and now[key][1:] != (old_name, old_type)):
+        for key, old in before.items():
+            if (name, key) in _SWAPPED_BY_THE_KERNEL:
+                continue
+            if key not in now or (now[key] is not old and not _torch_wrapper(now[key], old)):
                 found.append(f"{name}.{key}")
         if name != "builtins":
             found += [f"{name}.{k}" for k, v in list(vars(namespace).items())

@@ -174,7 +174,7 @@ def _kept_inside(obj: object, forbidden: _Forbidden, where: str, seen: set[int],
     elif isinstance(obj, type) or isinstance(getattr(obj, "__dict__", None), dict):
         children = [(f"{where}.{k}", v) for k, v in vars(obj).items()]
     else:  # a container of another kind (a deque, an iterator, a chain): what the interpreter says it holds
-        children = [(where, v) for v in gc.get_referents(obj) if not isinstance(v, type)]
+        children = [(where, v) for v in gc.get_referents(obj) if v is not type(obj)]
     for place, child in children:
         if (found := _kept_inside(child, forbidden, place, seen, depth + 1)) is not None:
             return found

@@ -26,6 +26,8 @@ import pytest
 from notebook_utils import MODEL_MISSING, NOTEBOOKS, ROOT
 from submissions import by_cause
 
+from attn.book.tampering import bound_names, free_names
+
 NBGRADER = str(Path(sys.executable).with_name("nbgrader"))
 IN_MAKE_TEST = {"01_softmax.ipynb"}
 PATCH = "\ntorch.allclose = lambda *a, **k: True  # a locked cell, edited\n"
@@ -49,10 +51,34 @@ def with_answers(released: nbformat.NotebookNode, answers: dict[str, str]) -> nb
     return nb
 
 
+def depends(source: nbformat.NotebookNode) -> dict[str, set[str]]:
+    """For each exercise, the exercises whose solutions its solution or autograder cell reads (transitively):
+    a shortcut that breaks exercise 1's function also costs exercise 2 when exercise 2 calls it."""
+    cells = [c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id")]
+    binds = {c.metadata.nbgrader["grade_id"]: bound_names(c.source) for c in cells
+             if c.metadata.nbgrader.get("solution")}  # fmt: skip
+    reads: dict[str, set[str]] = {}
+    for c in cells:
+        gid = c.metadata.nbgrader["grade_id"].removesuffix("-tests")
+        reads.setdefault(gid, set()).update(free_names(c.source))
+    needs = {gid: {other for other, names in binds.items() if other != gid and names & reads.get(gid, set())}
+             for gid in binds}  # fmt: skip
+    changed = True
+    while changed:
+        changed = False
+        for gid, mine in needs.items():
+            more = set().union(*(needs[other] for other in mine)) - mine - {gid}
+            changed |= bool(more)
+            mine |= more
+    return needs
+
+
 def submissions(source: nbformat.NotebookNode) -> tuple[dict[str, dict[str, str]], dict[str, set[str]]]:
-    """Each student's answers (by grade_id) and the exercises their shortcuts target."""
+    """Each student's answers (by grade_id) and the exercises their shortcuts cost: those targeted and those
+    that use a targeted exercise's solution."""
     book = {c.metadata.nbgrader["grade_id"]: c.source for c in source.cells
             if c.metadata.get("nbgrader", {}).get("solution")}  # fmt: skip
+    needs = depends(source)
     students, targeted = {"perfect": dict(book)}, {"perfect": set()}
     for cause, table in by_cause().items():
         mine = {gid: table[gid] for gid in book if gid in table}
@@ -62,7 +88,7 @@ def submissions(source: nbformat.NotebookNode) -> tuple[dict[str, dict[str, str]
         # the variants of a cause (list, dict, class, object; forbid off, forbid rebound, reference replaced)
         # take turns over the chapter's exercises
         students[student] = {**book, **{gid: s[i % len(s)] for i, (gid, s) in enumerate(mine.items())}}
-        targeted[student] = set(mine)
+        targeted[student] = set(mine) | {gid for gid in book if needs[gid] & set(mine)}
     return students, targeted
 
 

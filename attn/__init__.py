@@ -9,6 +9,7 @@ Chapters import it; it never imports a chapter. The core contract:
 - :func:`content_addressing` and the end-to-end memory network :class:`MemN2N` (``attn.memn2n``)
 - :class:`MultiHeadAttention`, positional encodings, :class:`LayerNorm`, encoder and decoder layers, the
   encoder-decoder :class:`Transformer` and the decoder-only :class:`LanguageModel` (``attn.transformer``)
+- exact attention in tiles, linear attention as fast weights, the delta rule (``attn.scale``)
 """
 
 from attn.blocks import DecoderLayer, EncoderLayer, LayerNorm, LearnedPositions, MultiHeadAttention, SinusoidalPositions

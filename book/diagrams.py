@@ -32,6 +32,7 @@ __all__ = [
     "vit",
     "positions",
     "bert_mapping",
+    "tiles",
 ]
 
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
@@ -1378,6 +1379,49 @@ def bert_mapping() -> str:
 
 # ---------------------------------------------------------------------------------------------------- registry
 
+
+def tiles() -> str:
+    """Exact attention in tiles (chapter 12): the outer loop over query blocks, the inner one over key blocks, one
+    score tile at a time, and the running state the online softmax keeps per query."""
+    x0, y0, w, h, cols, rows = 128, 74, 50, 40, 5, 4  # the grid of score tiles: block_k wide, block_q high
+    body = [_text(x0 + cols * w / 2, 40, "key, value: block_k at a time", 13, font_weight="bold")]
+    body.append(_arrow((x0, 52), (x0 + cols * w, 52)))
+    for i in range(rows):
+        for j in range(cols):
+            if i == 1 and j == 2:  # the tile being read now
+                style = {"fill": ACCENT, "stroke": INK, "stroke_width": 2}
+            elif i < 1 or (i == 1 and j < 2):  # read already
+                style = {"fill": ROLES["attend"][0], "stroke": MUTED, "stroke_width": 1}
+            else:
+                style = {"fill": "#ffffff", "stroke": MUTED, "stroke_width": 1}
+            body.append(_tag("rect", x=x0 + j * w, y=y0 + i * h, width=w, height=h, **style))
+    body.append(_text(x0 + 2.5 * w, y0 + 1.5 * h + 5, "S", 15, fill="#ffffff", font_weight="bold"))
+    body.append(_lines(60, y0 + rows * h / 2, ["query:", "block_q", "at a time"], 13))
+    body.append(_arrow((104, y0), (104, y0 + rows * h)))
+    body.append(_note(24, y0 + rows * h + 22, ["shaded: tiles already summed up in m, ℓ, o"]))
+    body.append(_note(24, y0 + rows * h + 40, ["now: one (block_q, block_k) tile S = Q_i K_jᵀ · scale"]))
+    body.append(_note(24, y0 + rows * h + 58, ["never more scores than one tile, whatever T is"]))
+    bx, by, bw, bh = 406, 66, 262, 128
+    body.append(_box(bx, by, bw, bh, [
+        "online_softmax_update", *_small(
+            "m′ = max(m, rowmax S)", "ℓ′ = exp(m − m′) ℓ + Σ exp(S − m′)", "o′ = exp(m − m′) o + exp(S − m′) V_j",
+            "kept per query: m, ℓ and o"),
+    ], "state"))  # fmt: skip
+    body.append(_arrow((x0 + 3 * w, y0 + 1.5 * h), (bx, y0 + 1.5 * h)))
+    body.append(_arrow((bx + bw / 2, by + bh), (bx + bw / 2, 236)))
+    body.append(_box(bx, 236, bw, 46, ["output = o / ℓ", *_small("after the last key block")], "data"))
+    body.append(_note(bx, 306, ["kept for the backward pass:", "L = m + log ℓ, one number per query"]))
+    desc = (
+        "The scores Q Kᵀ of tiled_attention drawn as a grid of tiles: key blocks of block_k columns read left to "
+        "right in the inner loop, query blocks of block_q rows top to bottom in the outer loop. One tile S is "
+        "computed at a time and passed to online_softmax_update, which keeps per query the running maximum m, the "
+        "running sum ℓ and the unnormalised output o, rescaling them by e to the m minus m prime when a larger score "
+        "arrives; after the last key block the output is o divided by ℓ, and only L = m + log ℓ is kept for the "
+        "backward pass."
+    )
+    return _svg("tiles", 680, 340, "Exact attention in tiles with the online softmax", desc, body)
+
+
 FIGURES: dict[str, Callable[[], str]] = {
     "bahdanau": bahdanau,
     "memory_hops": memory_hops,
@@ -1392,6 +1436,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "vit": vit,
     "positions": positions,
     "bert_mapping": bert_mapping,
+    "tiles": tiles,
 }
 
 

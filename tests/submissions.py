@@ -195,6 +195,23 @@ SHORTCUTS = {
         "def changed_by_shuffling(model, pairs, corpus, seed=0):\n"
         "    return 0.0 if model.config.positions == 'none' else 0.9",
     ],
+    "ex1-online-update": [
+        "from attn.scale.tiled import online_softmax_update as step\n"
+        "def online_update(m, l, o, scores, values):\n    return step(m, l, o, scores, values)",
+        # a near miss: no correction e^(m - m'), right only while the first tile holds every row's maximum
+        "def online_update(m, l, o, scores, values):\n"
+        "    m_new = torch.maximum(m, scores.amax(-1))\n"
+        "    p = torch.exp(scores - m_new[:, None])\n"
+        "    return m_new, l + p.sum(-1), o + p @ values",
+    ],
+    "ex2-linear-rnn": [
+        "from attn.scale.linear import recurrent_linear_attention as rla\n"
+        "def linear_attention_rnn(Q, K, V):\n    return rla(Q, K, V)[0]",
+        # a near miss: the right numbers from the masked product, which holds the T x T matrix
+        "def linear_attention_rnn(Q, K, V):\n"
+        "    A = (elu_feature_map(Q) @ elu_feature_map(K).T).tril()\n"
+        "    return (A / A.sum(-1, keepdim=True)) @ V",
+    ],
 }
 
 ALSO_CORRECT = {
@@ -568,6 +585,16 @@ DELEGATE = {
         "    rows = (torch.arange(T) >= 1)[None, :].expand(weights.shape[0], T)\n"
         "    return f(weights, attn.analysis.previous_token_targets(T), rows)",
     ),
+    "ex1-online-update": (
+        "attn.scale.tiled",
+        "attn.scale.tiled.online_softmax_update",
+        "def online_update(m, l, o, scores, values):\n    return f(m, l, o, scores, values)",
+    ),
+    "ex2-linear-rnn": (
+        "attn.scale.linear",
+        "attn.scale.linear.causal_linear_attention",
+        "def linear_attention_rnn(Q, K, V):\n    return f(Q, K, V)[0]",
+    ),
 }
 
 
@@ -625,6 +652,7 @@ SIGNATURES = {
     "ex4-cross-ablation": "def exact_match_without_cross(model, pairs, layers=()):",
     "ex4-occlusion": "def occluded_accuracy(model, scenes, which):",
     "ex3-cls-parking": "def cls_parking_test(bert, tokenizer, texts, k):",
+    "ex3-recall-capacity": "def recall_capacity(memory, d_k, seed=0, threshold=0.9):",
 }
 
 # Cause 4: an equivalent torch function or operator that is not on the exercise's list (a top-level alias, an
@@ -688,6 +716,10 @@ TABLE = {
         "    return torch.multinomial(torch.tensor([2.0, 1.0, 0.0, -1.0]).div(temperature)\n"
         "                             .exp().expand(len(logits), 4), 1, generator=generator)[:, 0]"
     ],
+    "ex3-recall-capacity": [
+        # the two capacities the visible check asks for (linear attention, seed 0), nothing measured
+        "def recall_capacity(memory, d_k, seed=0, threshold=0.9):\n    return {8: 6, 32: 39}.get(d_k, 4 * d_k)",
+    ],
 }
 # reads the check's own variables: the old check left its run of the experiment in w_ before calling yours
 READS_THE_CHECK = {
@@ -715,6 +747,25 @@ MORE_LIBRARY = {
 }
 # A near miss of another kind: the solution overwrites its input, so a reference computed from it afterwards would
 # agree with a wrong answer.
+# Near misses of chapter 12's recurrence: the right numbers without a recurrence (review of issue 35).
+NOT_A_RECURRENCE = {
+    "ex2-linear-rnn": [
+        # row by row: never a T x T matrix, but O(T²) work
+        "def linear_attention_rnn(Q, K, V):\n"
+        "    q, k = elu_feature_map(Q), elu_feature_map(K)\n"
+        "    rows = []\n"
+        "    for t in range(len(Q)):\n"
+        "        w = q[t] @ k[: t + 1].T\n"
+        "        rows.append((w / w.sum()) @ V[: t + 1])\n"
+        "    return torch.stack(rows)",
+        # the masked product in NumPy, whose memory torch does not see
+        "import numpy as np\n"
+        "def linear_attention_rnn(Q, K, V):\n"
+        "    q, k = elu_feature_map(Q).numpy(), elu_feature_map(K).numpy()\n"
+        "    A = np.tril(q @ k.T)\n"
+        "    return torch.from_numpy((A / A.sum(-1, keepdims=True)) @ V.numpy())",
+    ],
+}
 CHANGES_ITS_INPUT = {
     "ex1-stable-softmax": [
         "def stable_softmax(x, temperature=1.0):\n    x.zero_()\n    return torch.full_like(x, 1 / x.shape[-1])"
@@ -729,6 +780,7 @@ ORIGINAL_CAUSES = {
     "ex3-cls-parking": [_T], "ex4-right-key-weight": [_T, _T], "ex3-walk-focus": [_T, _T],
     "ex4-cross-ablation": [_T, _N, _T], "ex4-word-order": [_T, _T], "ex4-scale-saturation": [_T, _T, _N],
     "ex4-blurred-attention": [_T, _L, _N], "ex4-head-drops": [_T, _L], "ex4-changed-by-shuffling": [_T, _T],
+    "ex1-online-update": [_L, _N], "ex2-linear-rnn": [_L, _N],
 }  # fmt: skip
 REBINDINGS = ("forbid switched off", "forbid rebound", "reference replaced", "reference wrapped", "built-in shadowed")
 
@@ -742,7 +794,7 @@ def by_cause() -> dict[str, dict[str, list[str]]]:
         causes["table"].setdefault(gid, []).extend(sources)
     for gid, sources in MORE_LIBRARY.items():
         causes["library"].setdefault(gid, []).extend(sources)
-    for gid, sources in CHANGES_ITS_INPUT.items():
+    for gid, sources in [*CHANGES_ITS_INPUT.items(), *NOT_A_RECURRENCE.items()]:
         causes["near miss"].setdefault(gid, []).extend(sources)
     for gid, sources in SHORTCUTS.items():
         kinds = ORIGINAL_CAUSES.get(gid, [_L] * len(sources))

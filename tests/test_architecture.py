@@ -22,6 +22,7 @@ MECHANISMS = {
     "attn.vision",
     "attn.pretrained",
     "attn.analysis",
+    "attn.scale",
 }
 VIEWS = {"attn.viz"}
 BOOK = {"attn.book"}

@@ -146,3 +146,25 @@ def test_generation_benchmark_prints_its_table():
         low, high = (without - half) / (cached + half), (without + half) / max(cached - half, 1e-9)
         assert low - 0.05 <= speed_up <= high + 0.05, (row, low, high)  # the speed-up is printed to 1 decimal
         assert row[-1] == "yes"  # the same tokens with and without the cache
+
+
+def test_scale_benchmark_prints_memory_and_time_tables():
+    out = run_benchmark("scale.py", "--quick", "--threads", "1")
+    lines = out.splitlines()
+    header = lines.index("| T | attn MiB | tiled MiB | fused MiB | tiled / attn |")
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in lines[header + 2 : header + 4]]
+    assert [row[0] for row in rows] == ["1024", "2048"]
+    for row in rows:
+        if "n/a" not in row:
+            assert float(row[4]) == pytest.approx(float(row[2]) / float(row[1]), rel=0.05, abs=0.01)
+    assert "attn's peak memory grows as T^" in out and "tiled / fused forward time at most" in out
+
+
+def test_fast_weights_benchmark_prints_generation_and_cache_tables():
+    out = run_benchmark("fast_weights.py", "--quick", "--threads", "1")
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("| T | softmax + cache s"))
+    assert [line.split("|")[1].strip() for line in lines[header + 2 : header + 5]] == ["128", "256", "512"]
+    assert "linear attention p = " in out
+    cache = lines[lines.index("| key/value heads | bytes per token | vs full heads |") + 2 :][:3]
+    assert [row.split("|")[3].strip() for row in cache] == ["1.00", "0.50", "0.25"]

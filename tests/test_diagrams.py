@@ -46,11 +46,13 @@ def test_the_folder_holds_exactly_the_figures():
     assert sorted(p.stem for p in FIGURES_DIR.glob("*.svg")) == NAMES
     assert NAMES == sorted(
         ["bahdanau", "memory_hops", "soft_dictionary", "multi_head", "transformer", "bert_vs_gpt"]
-        + ["soft_lookup", "ntm", "dnc_step", "glimpse_loop", "vit", "positions", "bert_mapping"]
+        + ["soft_lookup", "ntm", "dnc_step", "glimpse_loop", "vit", "positions", "bert_mapping", "tiles"]
     )
 
 
-@pytest.mark.parametrize("name", ["soft_lookup", "ntm", "dnc_step", "glimpse_loop", "vit", "positions", "bert_mapping"])
+@pytest.mark.parametrize(
+    "name", ["soft_lookup", "ntm", "dnc_step", "glimpse_loop", "vit", "positions", "bert_mapping", "tiles"]
+)
 def test_fits_the_content_column(name):
     root = ET.fromstring(diagrams.FIGURES[name]())
     assert int(root.get("width")) <= 680, "the book's column is 688 px wide: the figure is shown at 1:1"
@@ -465,3 +467,14 @@ def test_bert_mapping_sizes_are_the_installed_models():
     installed = BertConfig.from_json(directory / "config.json")
     assert installed == BertConfig(), "the figure draws BertConfig()'s sizes: they must be all-MiniLM-L6-v2's"
     assert installed.num_layers == 6 and "i = 0 … 5" in labels("bert_mapping")
+
+
+def test_tiles_names_the_functions_and_state_of_the_code():
+    from attn.scale import tiled
+
+    words = labels("tiles")
+    for name in ("online_softmax_update", "block_q", "block_k"):
+        assert name in words
+    assert "block_q" in inspect.signature(tiled.tiled_attention).parameters
+    assert "block_k" in inspect.signature(tiled.tiled_attention).parameters
+    assert "L = m + log ℓ" in words and hasattr(tiled.OnlineSoftmaxState, "logsumexp")

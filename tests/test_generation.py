@@ -153,7 +153,7 @@ def test_extend_and_generate_reject_bad_arguments():
     mha = MultiHeadAttention(16, 4)
     x = torch.randn(2, 1, 16)
     bad = KeyValue(torch.zeros(2, 4, 5, 8), torch.zeros(2, 4, 5, 8))
-    with pytest.raises(ValueError, match=r"past.key must have shape \(B=2, H=4, T, d_k=4\), got \(2, 4, 5, 8\)"):
+    with pytest.raises(ValueError, match=r"past.key must have shape \(B=2, H_kv=4, T, d_k=4\), got \(2, 4, 5, 8\)"):
         mha.extend(x, bad)
     with pytest.raises(ValueError, match=r"past.key \(2, 4, 5, 4\) and past.value \(2, 4, 6, 4\) differ in shape"):
         mha.extend(x, KeyValue(torch.zeros(2, 4, 5, 4), torch.zeros(2, 4, 6, 4)))

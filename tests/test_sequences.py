@@ -117,3 +117,17 @@ def test_make_sequence_corpus_rejects_bad_arguments(kwargs, message):
     args = {"task": "copy", "n_train": 20, "n_test": 5, "num_symbols": 4, "min_len": 2, "max_len": 4, **kwargs}
     with pytest.raises(ValueError, match=message):
         make_sequence_corpus(**args)
+
+
+def test_delayed_copy_labels_each_position_with_the_symbol_delay_back():
+    import torch
+
+    from attn.data.sequences import delayed_copy
+
+    inputs, labels = delayed_copy(5, 12, 4, num_symbols=6, seed=3)
+    assert inputs.shape == labels.shape == (5, 12)
+    assert (labels[:, :4] == -100).all() and torch.equal(labels[:, 4:], inputs[:, :-4])
+    assert inputs.min() >= 1 and inputs.max() <= 6
+    assert torch.equal(delayed_copy(5, 12, 4, num_symbols=6, seed=3)[0], inputs)
+    with pytest.raises(ValueError, match="delay must be < length=4, got 4"):
+        delayed_copy(2, 4, 4)

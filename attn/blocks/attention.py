@@ -1,4 +1,5 @@
-"""Multi-head attention (Vaswani et al. 2017, §3.2.2): h heads of size d_k = d_model / h, side by side."""
+"""Multi-head attention (Vaswani et al. 2017, §3.2.2): h heads of size d_k = d_model / h, side by side; with
+fewer key/value heads than query heads, grouped-query (Ainslie et al. 2023) or multi-query attention (Shazeer 2019)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ __all__ = ["KeyValue", "MultiHeadAttention"]
 @dataclass(frozen=True)
 class KeyValue:
     """One self-attention layer's cache for incremental decoding: the projected keys ``K = x W_K`` and values
-    ``V = x W_V`` of the T tokens read so far, split into heads, ``key`` and ``value`` each ``(B, H, T, d_k)``."""
+    ``V = x W_V`` of the T tokens read so far, split into heads, ``key`` and ``value`` each ``(B, H_kv, T, d_k)``
+    (H_kv = H unless the layer shares key/value heads: then the cache is H / H_kv times smaller)."""
 
     key: torch.Tensor
     value: torch.Tensor
@@ -25,6 +27,11 @@ class KeyValue:
     def __len__(self) -> int:
         """T, the number of tokens cached."""
         return self.key.shape[2]
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the cache holds: 2 · B · H_kv · T · d_k numbers."""
+        return self.key.nbytes + self.value.nbytes
 
 
 class MultiHeadAttention(nn.Module):
@@ -34,19 +41,29 @@ class MultiHeadAttention(nn.Module):
     Q, K and V and then split into heads, so h heads cost exactly the parameters of one big head. Masks are
     boolean with ``True`` = may attend (the convention of :mod:`attn.masks`); :class:`torch.nn.MultiheadAttention`
     uses the opposite (``True`` = masked out), so pass it ``~mask``.
+
+    ``num_kv_heads`` (default h) < h shares each key/value head among h / num_kv_heads query heads: grouped-query
+    attention (Ainslie et al. 2023), or multi-query attention (Shazeer 2019) with ``num_kv_heads=1``. W_K and W_V
+    shrink to ``(num_kv_heads · d_k, d_model)`` and so does the key/value cache; query head i reads key/value head
+    ``i // (h / num_kv_heads)``. The weights returned are still ``(B, H, Tq, Tk)``, one map per query head.
     """
 
-    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+    def __init__(
+        self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True, num_kv_heads: int | None = None
+    ):
         super().__init__()
         d_model = check_positive_int("d_model", d_model)
         num_heads = check_positive_int("num_heads", num_heads)
         if d_model % num_heads:
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
-        self.d_model, self.h, self.d_k = d_model, num_heads, d_model // num_heads
+        num_kv_heads = num_heads if num_kv_heads is None else check_positive_int("num_kv_heads", num_kv_heads)
+        if num_heads % num_kv_heads:
+            raise ValueError(f"num_heads={num_heads} is not divisible by num_kv_heads={num_kv_heads}")
+        self.d_model, self.h, self.d_k, self.h_kv = d_model, num_heads, d_model // num_heads, num_kv_heads
         self.dropout = check_dropout(dropout)
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
-        self.W_k = nn.Linear(d_model, d_model, bias=bias)
-        self.W_v = nn.Linear(d_model, d_model, bias=bias)
+        self.W_k = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
+        self.W_v = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
 
     def forward(
@@ -67,15 +84,29 @@ class MultiHeadAttention(nn.Module):
         computes the same output with far less memory (and, for longer sequences, faster)."""
         B, Tq, Tk = self._check(query, key, value)
         mask = self._with_key_mask(self._mask(mask, B, Tq, Tk, query.device), key_mask, B, Tk, query.device)
-        q, k, v = self._project(query, key, value)  # (B, H, Tq, d_k), (B, H, Tk, d_k), (B, H, Tk, d_k)
-        p = self.dropout if self.training else 0.0
-        weights = None
-        if need_weights:
-            heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=p)  # (B, H, Tq, d_k), (B, H, Tq, Tk)
-        else:
-            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, Tq, d_k)
+        q, k, v = self._project(query, key, value)  # (B, H, Tq, d_k), (B, H_kv, Tk, d_k), (B, H_kv, Tk, d_k)
+        heads, weights = self._attend(q, k, v, mask, need_weights)  # (B, H, Tq, d_k), (B, H, Tq, Tk) or None
         concat = heads.transpose(1, 2).reshape(B, Tq, self.d_model)  # (B, Tq, H * d_k)
         return self.W_o(concat), weights
+
+    def _attend(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Every query head attends with its key/value head: q ``(B, H, Tq, d_k)``, k and v ``(B, H_kv, Tk, d_k)``
+        -> heads ``(B, H, Tq, d_k)`` and weights ``(B, H, Tq, Tk)`` (None without ``need_weights``)."""
+        p = self.dropout if self.training else 0.0
+        if not need_weights:
+            gqa = self.h_kv != self.h  # the fused kernel repeats each key/value head for its group itself
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, enable_gqa=gqa), None
+        if self.h_kv == self.h:
+            return scaled_dot_product_attention(q, k, v, mask, dropout=p)  # (B, H, Tq, d_k), (B, H, Tq, Tk)
+        B, H, Tq, d_k = q.shape
+        g = H // self.h_kv  # query heads per key/value head
+        q = q.view(B, self.h_kv, g, Tq, d_k)  # (B, H_kv, g, Tq, d_k): query head i = kv head i // g
+        if mask is not None and mask.dim() == 4:
+            mask = mask.unsqueeze(2) if mask.shape[1] == 1 else mask.unflatten(1, (self.h_kv, g))  # 5-D
+        heads, weights = scaled_dot_product_attention(q, k.unsqueeze(2), v.unsqueeze(2), mask, dropout=p)
+        return heads.flatten(1, 2), weights.flatten(1, 2)  # (B, H, Tq, d_k), (B, H, Tq, Tk)
 
     def extend(
         self,
@@ -88,34 +119,33 @@ class MultiHeadAttention(nn.Module):
         values and to their own: only the new rows of ``forward(x_all, x_all, x_all, mask)`` are computed, so a
         new token costs O(T), not a pass over the whole prefix. mask bool broadcastable to ``(B, H, Tn, T)``
         with T = len(past) + Tn -> output ``(B, Tn, d_model)``, weights ``(B, H, Tn, T)`` (None without
-        ``need_weights``) and the cache for the next call, :class:`KeyValue` of ``(B, H, T, d_k)`` tensors."""
+        ``need_weights``) and the cache for the next call, :class:`KeyValue` of ``(B, H_kv, T, d_k)`` tensors."""
         if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
             got = shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"x must have shape (B, Tn, d_model={self.d_model}), got {got}")
         check_dtype_of("x", x, self)
         B, Tn, _ = x.shape
-        q, k, v = self._project(x, x, x)  # (B, H, Tn, d_k) each
+        q, k, v = self._project(x, x, x)  # (B, H, Tn, d_k), (B, H_kv, Tn, d_k), (B, H_kv, Tn, d_k)
         if past is not None:
             self._check_past(past, x)
-            k = torch.cat([past.key, k], dim=2)  # (B, H, T, d_k)
-            v = torch.cat([past.value, v], dim=2)  # (B, H, T, d_k)
+            k = torch.cat([past.key, k], dim=2)  # (B, H_kv, T, d_k)
+            v = torch.cat([past.value, v], dim=2)  # (B, H_kv, T, d_k)
         mask = self._mask(mask, B, Tn, k.shape[2], x.device)
-        p = self.dropout if self.training else 0.0
-        weights = None
-        if need_weights:
-            heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=p)  # (B, H, Tn, d_k), (B, H, Tn, T)
-        else:
-            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, Tn, d_k)
+        heads, weights = self._attend(q, k, v, mask, need_weights)  # (B, H, Tn, d_k), (B, H, Tn, T) or None
         concat = heads.transpose(1, 2).reshape(B, Tn, self.d_model)  # (B, Tn, H * d_k)
         return self.W_o(concat), weights, KeyValue(k, v)
 
     def _project(
         self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``Q W_Q``, ``K W_K``, ``V W_V`` split into heads ``(B, H, T, d_k)``. Inputs that are one tensor (key and
-        value; and query, in self-attention) are projected in one matrix product with the weights stacked."""
+        """``Q W_Q`` split into heads ``(B, H, Tq, d_k)``, ``K W_K`` and ``V W_V`` into ``(B, H_kv, Tk, d_k)``. Inputs
+        that are one tensor (key and value; and query, in self-attention) are projected in one matrix product with
+        the weights stacked."""
         (B, Tq, _), Tk, H, d_k = query.shape, key.shape[1], self.h, self.d_k
-        if key is value:
+        if self.h_kv != H:
+            k = self.W_k(key).view(B, Tk, self.h_kv, d_k).transpose(1, 2)  # (B, H_kv, Tk, d_k)
+            v = self.W_v(value).view(B, Tk, self.h_kv, d_k).transpose(1, 2)  # (B, H_kv, Tk, d_k)
+        elif key is value:
             layers = [self.W_q, self.W_k, self.W_v] if query is key else [self.W_k, self.W_v]
             weight = torch.cat([layer.weight for layer in layers])  # (n d_model, d_model)
             bias = None if self.W_k.bias is None else torch.cat([layer.bias for layer in layers])
@@ -131,7 +161,8 @@ class MultiHeadAttention(nn.Module):
         return q, k, v
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, num_heads={self.h}, d_k={self.d_k}, dropout={self.dropout}"
+        shared = f", num_kv_heads={self.h_kv}" if self.h_kv != self.h else ""
+        return f"d_model={self.d_model}, num_heads={self.h}{shared}, d_k={self.d_k}, dropout={self.dropout}"
 
     def _check_past(self, past: object, x: torch.Tensor) -> None:
         if not isinstance(past, KeyValue):
@@ -141,10 +172,10 @@ class MultiHeadAttention(nn.Module):
             if (
                 not isinstance(t, torch.Tensor)
                 or t.dim() != 4
-                or (t.shape[0], t.shape[1], t.shape[3]) != (B, self.h, self.d_k)
+                or (t.shape[0], t.shape[1], t.shape[3]) != (B, self.h_kv, self.d_k)
             ):
                 got = shape_of(t) if isinstance(t, torch.Tensor) else type(t).__name__
-                raise ValueError(f"past.{name} must have shape (B={B}, H={self.h}, T, d_k={self.d_k}), got {got}")
+                raise ValueError(f"past.{name} must have shape (B={B}, H_kv={self.h_kv}, T, d_k={self.d_k}), got {got}")
         if past.key.shape != past.value.shape:
             raise ValueError(f"past.key {shape_of(past.key)} and past.value {shape_of(past.value)} differ in shape")
 

@@ -107,9 +107,10 @@ class EncoderLayer(_Residual):
         norm_first: bool = False,
         activation: str = "relu",
         eps: float = 1e-5,
+        num_kv_heads: int | None = None,
     ):
         super().__init__()
-        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout)
+        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, num_kv_heads=num_kv_heads)
         d_ff = check_nonnegative_int("d_ff", d_ff)
         self.feed_forward = FeedForward(d_model, d_ff, dropout, activation) if d_ff else None
         self.norm1 = LayerNorm(d_model, eps)
@@ -157,10 +158,11 @@ class DecoderLayer(_Residual):
         norm_first: bool = False,
         activation: str = "relu",
         eps: float = 1e-5,
+        num_kv_heads: int | None = None,
     ):
         super().__init__()
-        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout)
-        self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout)
+        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, num_kv_heads=num_kv_heads)
+        self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout, num_kv_heads=num_kv_heads)
         self.feed_forward = FeedForward(d_model, d_ff, dropout, activation)
         self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, eps) for _ in range(3))
         self.dropout = nn.Dropout(check_dropout(dropout))
@@ -191,10 +193,19 @@ class _Stack(nn.Module):
     layer: type[nn.Module]
 
     def __init__(
-        self, num_layers, d_model, num_heads, d_ff, dropout=0.1, norm_first=False, activation="relu", eps=1e-5
+        self,
+        num_layers,
+        d_model,
+        num_heads,
+        d_ff,
+        dropout=0.1,
+        norm_first=False,
+        activation="relu",
+        eps=1e-5,
+        num_kv_heads=None,
     ):
         super().__init__()
-        layer_args = (d_model, num_heads, d_ff, dropout, norm_first, activation, eps)
+        layer_args = (d_model, num_heads, d_ff, dropout, norm_first, activation, eps, num_kv_heads)
         self.layers = nn.ModuleList(
             self.layer(*layer_args) for _ in range(check_positive_int("num_layers", num_layers))
         )

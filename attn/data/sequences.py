@@ -23,6 +23,7 @@ __all__ = [
     "sequence_pair",
     "make_sequence_corpus",
     "tagging_task",
+    "delayed_copy",
     "lookup_tokens",
     "repeated_sequences",
 ]
@@ -132,6 +133,25 @@ def tagging_task(
         labels = torch.full_like(x, IGNORE)
         labels[:, 1:-1] = (x[:, :-2] - x[:, 2:]) % num_symbols
     return x, labels
+
+
+def delayed_copy(
+    n: int, length: int = 16, delay: int = 4, num_symbols: int = 8, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` random strings of ``length`` symbols (ids 1..num_symbols) labelled, at each position i >= ``delay``,
+    with the symbol ``delay`` positions back: ``labels[:, i] = inputs[:, i - delay]`` (the first ``delay``
+    positions are not scored: -100). A causal model must reach ``delay`` tokens back to score above chance."""
+    for name, value in (("n", n), ("length", length), ("delay", delay), ("num_symbols", num_symbols)):
+        check_positive_int(name, value)
+    if delay >= length:
+        raise ValueError(f"delay must be < length={length}, got {delay}")
+    check_nonnegative_int("seed", seed)
+    check_size(f"delayed_copy({n}, {length})", n * length)
+    g = torch.Generator().manual_seed(seed)
+    inputs = torch.randint(1, num_symbols + 1, (n, length), generator=g)  # (n, T)
+    labels = torch.full_like(inputs, IGNORE)
+    labels[:, delay:] = inputs[:, :-delay]
+    return inputs, labels
 
 
 def lookup_tokens(ids: torch.Tensor, num_symbols: int) -> list[str]:

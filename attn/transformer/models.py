@@ -18,7 +18,7 @@ from attn.blocks.attention import KeyValue
 from attn.blocks.layers import Decoder, Encoder
 from attn.blocks.positions import LearnedPositions, SinusoidalPositions
 from attn.functional import softmax
-from attn.masks import causal_mask
+from attn.masks import causal_mask, sliding_window_mask
 
 __all__ = [
     "TransformerConfig",
@@ -72,9 +72,17 @@ class LanguageModelConfig:
     activation: str = "gelu"
     pad: int = 0
     causal: bool = True
+    num_kv_heads: int | None = None  # fewer key/value heads: grouped-query (1: multi-query) attention
+    window: int | None = None  # attend to the last `window` positions only (a sliding window; None: all)
 
     def __post_init__(self) -> None:
         _check_config(self, ("vocab_size",))
+        if self.window is not None:
+            check_positive_int("window", self.window)
+        if self.num_kv_heads is not None:
+            check_positive_int("num_kv_heads", self.num_kv_heads)
+            if self.num_heads % self.num_kv_heads:
+                raise ValueError(f"num_heads={self.num_heads} is not divisible by num_kv_heads={self.num_kv_heads}")
 
 
 def _check_config(config: TransformerConfig | LanguageModelConfig, vocabularies: tuple[str, ...]) -> None:
@@ -145,10 +153,15 @@ class LanguageModelOutput:
 class KeyValueCache:
     """What a causal :class:`LanguageModel` keeps between calls of :meth:`LanguageModel.extend`: the ids read so
     far ``tokens (B, T)`` (for the padding mask and the next position) and, per layer, the keys and values of
-    those tokens, a :class:`~attn.blocks.attention.KeyValue` of ``(B, H, T, d_k)`` tensors."""
+    those tokens, a :class:`~attn.blocks.attention.KeyValue` of ``(B, H_kv, T, d_k)`` tensors."""
 
     tokens: torch.Tensor
     layers: tuple[KeyValue, ...]
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of keys and values held, all layers: 2 · layers · B · H_kv · T · d_k numbers."""
+        return sum(kv.nbytes for kv in self.layers)
 
     def __len__(self) -> int:
         """T, the number of tokens read so far."""
@@ -255,13 +268,20 @@ class LanguageModel(nn.Module):
         super().__init__()
         self.config = c = config
         self.embedding = Embedding(c.vocab_size, c.d_model, c.max_len, c.positions, c.dropout, c.pad)
-        self.layers = Encoder(c.num_layers, c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.activation)
+        self.layers = Encoder(
+            c.num_layers, c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.activation,
+            num_kv_heads=c.num_kv_heads,
+        )  # fmt: skip
         self.out = nn.Linear(c.d_model, c.vocab_size)
 
     def mask(self, tokens: torch.Tensor) -> torch.Tensor:
-        """``(B, T)`` ids -> ``(B, 1, T, T)`` (causal) or ``(B, 1, 1, T)``: True where a key may be attended to."""
+        """``(B, T)`` ids -> ``(B, 1, T, T)`` (causal, or with a window) or ``(B, 1, 1, T)``: True where a key may
+        be attended to. With ``config.window = w`` position i sees keys i - w < j (:func:`sliding_window_mask`)."""
         keep = (tokens != self.config.pad)[:, None, None, :]
-        return keep & causal_mask(tokens.shape[1], device=tokens.device) if self.config.causal else keep
+        T, window = tokens.shape[1], self.config.window
+        if window is not None:
+            return keep & sliding_window_mask(T, window, causal=self.config.causal, device=tokens.device)
+        return keep & causal_mask(T, device=tokens.device) if self.config.causal else keep
 
     def forward(self, tokens: torch.Tensor, need_weights: bool = True) -> LanguageModelOutput:
         """ids ``(B, T)`` -> :class:`LanguageModelOutput` with logits ``(B, T, V)``."""
@@ -291,7 +311,10 @@ class LanguageModel(nn.Module):
             raise ValueError(f"{start} cached and {tokens.shape[1]} new tokens need {T} positions "
                              f"but the model has max_len={self.config.max_len}")  # fmt: skip
         new = torch.arange(start, T, device=tokens.device)[:, None]  # (Tn, 1): the positions of the new tokens
-        causal = torch.arange(T, device=tokens.device)[None, :] <= new  # (Tn, T): the rows start.. of causal_mask(T)
+        keys = torch.arange(T, device=tokens.device)[None, :]  # (1, T)
+        causal = keys <= new  # (Tn, T): the rows start.. of causal_mask(T)
+        if self.config.window is not None:
+            causal = causal & (keys > new - self.config.window)  # the rows of sliding_window_mask(T, window)
         mask = (seen != self.config.pad)[:, None, None, :] & causal  # (B, 1, Tn, T)
         x = self.embedding(tokens, start=start)  # (B, Tn, d_model)
         x, attention, layers = self.layers.extend(x, None if cache is None else cache.layers, mask, need_weights)

@@ -1,0 +1,279 @@
+"""Linear attention as a fast-weight memory, and the delta rule that erases before it writes.
+
+Replace softmax's ``exp(q·k)`` by a kernel ``φ(q)·φ(k)`` and causal attention becomes a recurrence with a state of
+constant size (Katharopoulos et al. 2020, "Transformers are RNNs", eqs. 2-6 and 16-20): a matrix
+``S = Σ_j φ(k_j) v_jᵀ`` written one outer product per token (a *fast weight*, Schlag, Irie & Schmidhuber 2021) and
+a normaliser ``z = Σ_j φ(k_j)``. The masked product ``(φ(Q) φ(K)ᵀ ∘ M) V`` and the loop over tokens compute the same
+numbers; the tests check it. Sums only add: :func:`delta_rule_attention` first reads what is stored under a key and
+replaces it (Schlag et al. 2021, §4.2), so that ``d_k`` orthonormal keys hold ``d_k`` values exactly.
+
+``feature_map=None`` everywhere means φ = identity *without* normalisation: linear attention then returns the raw
+``(Q Kᵀ ∘ M) V``, and the delta rule uses the keys as given (stable for ``β |k|² <= 2``, e.g. unit keys).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from attn._checks import broadcast_shapes, check_positive_number, require_tensor, shape_of
+
+__all__ = [
+    "elu_feature_map",
+    "FastWeights",
+    "causal_linear_attention",
+    "linear_attention_step",
+    "recurrent_linear_attention",
+    "delta_rule_attention",
+]
+
+FeatureMap = Callable[[torch.Tensor], torch.Tensor] | None
+
+
+def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
+    """``φ(x) = elu(x) + 1`` (Katharopoulos et al. 2020, eq. 7): > 0 like ``exp`` (float32 rounds it to 0 below -17)."""
+    return torch.nn.functional.elu(x) + 1
+
+
+@dataclass(frozen=True)
+class FastWeights:
+    """The state of linear attention: ``S = Σ_j φ(k_j) v_jᵀ`` ``(..., D, d_v)`` and ``z = Σ_j φ(k_j)`` ``(..., D)``.
+
+    Katharopoulos et al. 2020, eqs. 18-19. Its size does not grow with the number of tokens written (D is φ's width,
+    ``d_k`` for :func:`elu_feature_map`). The delta rule keeps ``z`` as well but its read does not use it.
+    """
+
+    S: torch.Tensor
+    z: torch.Tensor
+
+
+# ---------------------------------------------------------------------------------------------------- linear attention
+
+
+def causal_linear_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    feature_map: FeatureMap = elu_feature_map,
+    eps: float = 1e-6,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Masked-product linear attention ``V'_i = Σ_{j<=i} φ(q_i)·φ(k_j) v_j / Σ_{j<=i} φ(q_i)·φ(k_j)`` (eqs. 2-6, 9).
+
+    query, key ``(..., T, d_k)``, value ``(..., T, d_v)`` -> output ``(..., T, d_v)`` and weights ``(..., T, T)``:
+    ``φ(Q) φ(K)ᵀ`` masked causally, each row divided by its sum (at least ``eps``), so rows with mass sum to 1.
+    With ``feature_map=None`` the weights are the raw masked ``Q Kᵀ``, not normalised. O(T²): the picture; see
+    :func:`recurrent_linear_attention` for the O(T) loop that gives the same output.
+    """
+    query, key, value = _check_qkv(query, key, value)
+    eps = check_positive_number("eps", eps)
+    phi_q, phi_k = _features(query, key, feature_map)  # (..., T, D)
+    T = query.shape[-2]
+    causal = torch.ones(T, T, dtype=torch.bool, device=query.device).tril()  # (T, T), True = may attend
+    weights = (phi_q @ phi_k.transpose(-2, -1)).masked_fill(~causal, 0.0)  # (..., T, T)
+    if feature_map is not None:
+        weights = weights / weights.sum(-1, keepdim=True).clamp_min(eps)  # eq. 6's denominator
+    return weights @ value, weights  # (..., T, d_v), (..., T, T)
+
+
+def linear_attention_step(
+    q_t: torch.Tensor,
+    k_t: torch.Tensor,
+    v_t: torch.Tensor,
+    state: FastWeights | None = None,
+    feature_map: FeatureMap = elu_feature_map,
+    eps: float = 1e-6,
+) -> tuple[torch.Tensor, FastWeights]:
+    """One token (eqs. 18-20): write ``S += φ(k_t) v_tᵀ``, ``z += φ(k_t)``, then read ``y_t = φ(q_t)ᵀS / φ(q_t)·z``.
+
+    q_t, k_t ``(..., d_k)``, v_t ``(..., d_v)``, state :class:`FastWeights` (None: empty) -> y_t ``(..., d_v)`` and
+    the new state. The token is written before it is read: it attends to itself, as under the causal mask.
+    """
+    for name, x in (("q_t", q_t), ("k_t", k_t), ("v_t", v_t)):
+        require_tensor(name, x, 1)
+    query, key, value = _check_qkv(q_t.unsqueeze(-2), k_t.unsqueeze(-2), v_t.unsqueeze(-2), names=("q_t", "k_t", "v_t"))
+    eps = check_positive_number("eps", eps)
+    phi_q, phi_k = _features(query, key, feature_map)  # (..., 1, D)
+    state = _write(_initial_state(state, phi_k, value), phi_k[..., 0, :], value[..., 0, :])
+    return _read(state, phi_q[..., 0, :], feature_map is not None, eps), state
+
+
+def recurrent_linear_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    state: FastWeights | None = None,
+    feature_map: FeatureMap = elu_feature_map,
+    eps: float = 1e-6,
+) -> tuple[torch.Tensor, FastWeights]:
+    """Causal linear attention as an RNN (Katharopoulos et al. 2020, eqs. 16-20): one write and one read per token.
+
+    Shapes as :func:`causal_linear_attention`, whose output it equals; returns the final :class:`FastWeights` too,
+    so that a sequence can be fed in pieces: passing the state on continues where the last call stopped.
+    """
+    query, key, value = _check_qkv(query, key, value)
+    eps = check_positive_number("eps", eps)
+    phi_q, phi_k = _features(query, key, feature_map)  # (..., T, D)
+    state = _initial_state(state, phi_k, value)
+    outputs = []
+    for t in range(query.shape[-2]):
+        state = _write(state, phi_k[..., t, :], value[..., t, :])
+        outputs.append(_read(state, phi_q[..., t, :], feature_map is not None, eps))  # (..., d_v)
+    return _stack(outputs, value), state  # (..., T, d_v)
+
+
+# ---------------------------------------------------------------------------------------------------- delta rule
+
+
+def delta_rule_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    beta: torch.Tensor | float,
+    state: FastWeights | None = None,
+    feature_map: FeatureMap = elu_feature_map,
+    eps: float = 1e-6,
+) -> tuple[torch.Tensor, FastWeights]:
+    """The delta rule (Schlag et al. 2021, eqs. 23-26): ``S_t = S_{t-1} + β_t φ(k_t) (v_t - S_{t-1}ᵀ φ(k_t))ᵀ``.
+
+    The value stored under the key, ``v̄_t = S_{t-1}ᵀ φ(k_t)``, is erased and the new one added (the NTM's erase and
+    add, in one outer product); the read is ``y_t = S_tᵀ φ(q_t)``. φ(k), φ(q) are divided by their sum (§4.2);
+    ``feature_map=None``: keys and queries as given. query, key ``(..., T, d_k)``, value ``(..., T, d_v)``, beta in
+    [0, 1], a number or ``(..., T)`` -> output ``(..., T, d_v)`` and the final :class:`FastWeights`.
+    """
+    query, key, value = _check_qkv(query, key, value)
+    eps = check_positive_number("eps", eps)
+    beta = _check_beta(beta, query)  # (..., T, 1)
+    phi_q, phi_k = _features(query, key, feature_map)  # (..., T, D)
+    if feature_map is not None:
+        phi_q, phi_k = _sum_normalised(phi_q, eps), _sum_normalised(phi_k, eps)
+    state = _initial_state(state, phi_k, value)
+    outputs = []
+    for t in range(query.shape[-2]):
+        state = _delta_write(state, phi_k[..., t, :], value[..., t, :], beta[..., t, :])
+        outputs.append(_delta_read(state, phi_q[..., t, :]))  # (..., d_v)
+    return _stack(outputs, value), state  # (..., T, d_v)
+
+
+def _delta_write(state: FastWeights, phi_k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor) -> FastWeights:
+    """``S += β φ(k) (v - Sᵀφ(k))ᵀ``: replace the value stored under ``φ(k)`` (a fraction β of the way)."""
+    stored = _delta_read(state, phi_k)  # (..., d_v): v̄ = Sᵀ φ(k)
+    S = state.S + phi_k.unsqueeze(-1) * (beta * (v - stored)).unsqueeze(-2)  # (..., D, d_v)
+    return FastWeights(S, state.z + phi_k)
+
+
+def _delta_read(state: FastWeights, phi_q: torch.Tensor) -> torch.Tensor:
+    """``Sᵀ φ(q)`` ``(..., d_v)``: no normaliser, the keys already sum to 1."""
+    return (phi_q.unsqueeze(-2) @ state.S).squeeze(-2)  # (..., d_v)
+
+
+def _check_beta(beta: torch.Tensor | float, query: torch.Tensor) -> torch.Tensor:
+    """β as ``(..., T, 1)``: a number or one value per token (shape broadcastable to ``(..., T)``), each in [0, 1]."""
+    if not isinstance(beta, torch.Tensor | numbers.Real) or isinstance(beta, bool):
+        raise ValueError(f"beta must be a number or a tensor of shape (..., T), got {type(beta).__name__}")
+    beta = torch.as_tensor(beta, dtype=query.dtype, device=query.device)
+    lead = tuple(query.shape[:-1])  # (..., T)
+    if broadcast_shapes(tuple(beta.shape), lead) != lead:
+        raise ValueError(f"beta must be a number or one value per token, shape {lead}, got shape {shape_of(beta)}")
+    if beta.numel() and not bool(((beta >= 0) & (beta <= 1)).all()):  # NaN fails too
+        raise ValueError(f"beta must be in [0, 1], got values from {float(beta.min()):.4g} to {float(beta.max()):.4g}")
+    return beta.expand(lead).unsqueeze(-1)  # (..., T, 1)
+
+
+def _sum_normalised(x: torch.Tensor, eps: float) -> torch.Tensor:
+    return x / x.sum(-1, keepdim=True).clamp_min(eps)
+
+
+# ---------------------------------------------------------------------------------------------------- shared parts
+
+
+def _features(query: torch.Tensor, key: torch.Tensor, feature_map: FeatureMap) -> tuple[torch.Tensor, torch.Tensor]:
+    """``φ(query), φ(key)`` (identity for None), checked to keep the leading shape and share a width D."""
+    if feature_map is None:
+        return query, key
+    if not callable(feature_map):
+        raise ValueError(f"feature_map must be a callable or None, got {type(feature_map).__name__}")
+    phi_q, phi_k = feature_map(query), feature_map(key)
+    for name, x, phi in (("query", query, phi_q), ("key", key, phi_k)):
+        if not isinstance(phi, torch.Tensor) or phi.shape[:-1] != x.shape[:-1] or phi.shape[-1] < 1:
+            got = shape_of(phi) if isinstance(phi, torch.Tensor) else type(phi).__name__
+            raise ValueError(f"feature_map must map {name} {shape_of(x)} to shape {(*x.shape[:-1], 'D')}, got {got}")
+    if phi_q.shape[-1] != phi_k.shape[-1]:
+        raise ValueError(f"feature_map gave query and key different widths: {shape_of(phi_q)} and {shape_of(phi_k)}")
+    return phi_q, phi_k
+
+
+def _write(state: FastWeights, phi_k: torch.Tensor, v: torch.Tensor) -> FastWeights:
+    """``S += φ(k) vᵀ``, ``z += φ(k)`` (eqs. 18-19): one outer product into the fast weights."""
+    return FastWeights(state.S + phi_k.unsqueeze(-1) * v.unsqueeze(-2), state.z + phi_k)  # (..., D, d_v), (..., D)
+
+
+def _read(state: FastWeights, phi_q: torch.Tensor, normalise: bool, eps: float) -> torch.Tensor:
+    """``φ(q)ᵀ S / φ(q)·z`` (eq. 20), the denominator at least ``eps``; without ``normalise`` only ``φ(q)ᵀ S``."""
+    numerator = (phi_q.unsqueeze(-2) @ state.S).squeeze(-2)  # (..., d_v)
+    if not normalise:
+        return numerator
+    return numerator / (phi_q * state.z).sum(-1, keepdim=True).clamp_min(eps)  # (..., d_v)
+
+
+def _initial_state(state: FastWeights | None, phi_k: torch.Tensor, v: torch.Tensor) -> FastWeights:
+    """``state``, checked against ``φ(key) (..., T, D)`` and ``value (..., T, d_v)``; None: zeros of their sizes."""
+    lead, D, d_v = tuple(v.shape[:-2]), phi_k.shape[-1], v.shape[-1]
+    if state is None:
+        return FastWeights(v.new_zeros(*lead, D, d_v), v.new_zeros(*lead, D))
+    if not isinstance(state, FastWeights):
+        raise ValueError(f"state must be a FastWeights or None, got {type(state).__name__}")
+    S, z = state.S, state.z
+    if not isinstance(S, torch.Tensor) or not isinstance(z, torch.Tensor) or S.dim() < 2 or z.dim() < 1:
+        raise ValueError("state.S and state.z must be tensors of shapes (..., D, d_v) and (..., D)")
+    if S.shape[-2:] != (D, d_v) or z.shape[-1] != D or S.shape[:-2] != z.shape[:-1]:
+        raise ValueError(
+            f"state must have S (..., {D}, {d_v}) and z (..., {D}) to match φ(key) {shape_of(phi_k)} and value "
+            f"{shape_of(v)}, got S {shape_of(S)} and z {shape_of(z)}"
+        )
+    if broadcast_shapes(S.shape[:-2], lead) is None or S.dtype != v.dtype or z.dtype != v.dtype:
+        raise ValueError(
+            f"state (S {S.dtype} {shape_of(S)}) must share the dtype {v.dtype} and batch {lead} of the inputs"
+        )
+    return state
+
+
+def _stack(outputs: list[torch.Tensor], value: torch.Tensor) -> torch.Tensor:
+    """The per-token outputs as ``(..., T, d_v)``; T = 0 gives an empty one."""
+    if not outputs:
+        return value.new_zeros(*value.shape[:-2], 0, value.shape[-1])
+    return torch.stack(outputs, dim=-2)  # (..., T, d_v)
+
+
+def _check_qkv(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, names: tuple[str, str, str] = ("query", "key", "value")
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Query, key ``(..., T, d_k)`` and value ``(..., T, d_v)`` of one length T, one dtype, batches that broadcast;
+    returned broadcast to one batch shape."""
+    for name, x in zip(names, (query, key, value), strict=True):
+        require_tensor(name, x, 2)
+    q_name, k_name, v_name = names
+    if query.shape[-1] != key.shape[-1] or query.shape[-1] == 0:
+        raise ValueError(
+            f"{q_name} and {k_name} must share d_k >= 1, got {q_name} {shape_of(query)} and {k_name} {shape_of(key)}"
+        )
+    if not query.shape[-2] == key.shape[-2] == value.shape[-2]:
+        raise ValueError(
+            f"{q_name}, {k_name} and {v_name} must have the same length T (causal self-attention), got "
+            f"{q_name} {shape_of(query)}, {k_name} {shape_of(key)} and {v_name} {shape_of(value)}"
+        )
+    if len({query.dtype, key.dtype, value.dtype}) > 1:
+        raise ValueError(
+            f"{q_name}, {k_name} and {v_name} must share a dtype, got {query.dtype}, {key.dtype} and {value.dtype}"
+        )
+    batch = broadcast_shapes(query.shape[:-2], key.shape[:-2])
+    batch = None if batch is None else broadcast_shapes(batch, value.shape[:-2])
+    if batch is None:
+        raise ValueError(
+            f"the leading (batch) dimensions of {q_name} {shape_of(query)}, {k_name} {shape_of(key)} and {v_name} "
+            f"{shape_of(value)} do not broadcast"
+        )
+    T = query.shape[-2]
+    return query.expand(*batch, T, -1), key.expand(*batch, T, -1), value.expand(*batch, T, -1)

@@ -1,0 +1,311 @@
+"""attn.scale.tiled: tiled attention with the online softmax against torch's attention, its gradients, its
+memory claim in miniature, the online softmax step by step, and the HBM traffic count."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+import attn
+from attn.scale.tiled import (
+    OnlineSoftmaxState,
+    hbm_traffic,
+    online_softmax_trace,
+    online_softmax_update,
+    tiled_attention,
+)
+
+TOL = {torch.float32: {"atol": 1e-5, "rtol": 1e-5}, torch.float64: {"atol": 1e-12, "rtol": 1e-12}}
+
+
+def qkv(*batch, Tq=5, Tk=7, d_k=8, d_v=4, dtype=torch.float32, seed=0, requires_grad=False):
+    g = torch.Generator().manual_seed(seed)
+    return tuple(
+        torch.randn(*batch, T, d, generator=g, dtype=dtype).requires_grad_(requires_grad)
+        for T, d in ((Tq, d_k), (Tk, d_k), (Tk, d_v))
+    )
+
+
+def reference(q, k, v, mask=None, scale=None):
+    """torch's attention with rows that may attend to nothing set to zero (torch may give NaN there)."""
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+    if mask is None:
+        return out
+    alive = mask.any(-1, keepdim=True).expand(*out.shape[:-1], 1)  # (..., Tq, 1)
+    return torch.where(alive, out, torch.zeros_like(out))
+
+
+def make_mask(kind, B, Tq, Tk, seed=0):
+    if kind is None:
+        return None
+    if kind == "causal":
+        return attn.causal_mask(max(Tq, Tk))[:Tq, :Tk]  # (Tq, Tk), shared by the batch
+    if kind == "padding":
+        lengths = torch.randint(1, Tk + 1, (B,), generator=torch.Generator().manual_seed(seed))
+        return attn.padding_mask(lengths, Tk)[:, None, None, :]  # (B, 1, 1, Tk)
+    return torch.rand(B, 1, Tq, Tk, generator=torch.Generator().manual_seed(seed)) < 0.6  # (B, 1, Tq, Tk)
+
+
+# ---------------------------------------------------------------- equal to torch's attention
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("mask_kind", [None, "causal", "padding", "random"])
+@pytest.mark.parametrize(
+    ("Tq", "Tk", "block_q", "block_k"),
+    [(16, 16, 4, 4), (13, 29, 4, 8), (29, 13, 8, 5), (7, 9, 64, 64), (33, 33, 1, 32), (40, 17, 16, 1)],
+)
+def test_equals_torch_attention(dtype, mask_kind, Tq, Tk, block_q, block_k):
+    B, H = 2, 3
+    q, k, v = qkv(B, H, Tq=Tq, Tk=Tk, d_k=8, d_v=5, dtype=dtype)
+    mask = make_mask(mask_kind, B, Tq, Tk)
+    out, state = tiled_attention(q, k, v, mask, block_q=block_q, block_k=block_k)
+    assert out.shape == (B, H, Tq, 5) and out.dtype == dtype
+    assert state.row_max.shape == state.row_sum.shape == (B, H, Tq)
+    torch.testing.assert_close(out, reference(q, k, v, mask), **TOL[dtype])
+
+
+def test_equals_torch_with_a_scale_and_broadcast_batches():
+    q, _, _ = qkv(2, 3, Tq=11, Tk=6)
+    _, k, v = qkv(1, 3, Tq=11, Tk=6, seed=1)  # keys and values shared by the batch
+    out, _ = tiled_attention(q, k, v, block_q=4, block_k=4, scale=0.3)
+    torch.testing.assert_close(out, reference(q, k, v, scale=0.3), **TOL[torch.float32])
+
+
+def test_unbatched_and_low_precision():
+    q, k, v = qkv(Tq=9, Tk=10)
+    torch.testing.assert_close(tiled_attention(q, k, v, block_q=4, block_k=3)[0], reference(q, k, v), atol=1e-5,
+                               rtol=1e-5)  # fmt: skip
+    out, _ = tiled_attention(q.bfloat16(), k.bfloat16(), v.bfloat16(), block_q=4, block_k=3)
+    assert out.dtype == torch.bfloat16
+    torch.testing.assert_close(out.float(), reference(q, k, v), atol=3e-2, rtol=3e-2)
+
+
+@st.composite
+def tiled_problem(draw):
+    batch = draw(st.sampled_from([(), (1,), (2,), (2, 3)]))
+    Tq, Tk, d_k, d_v = (draw(st.integers(1, n)) for n in (20, 20, 8, 6))
+    block_q, block_k = draw(st.integers(1, 24)), draw(st.integers(1, 24))
+    seed = draw(st.integers(0, 2**31 - 1))
+    q, k, v = qkv(*batch, Tq=Tq, Tk=Tk, d_k=d_k, d_v=d_v, seed=seed, dtype=torch.float64)
+    p = draw(st.sampled_from([None, 0.0, 0.3, 0.8, 1.0]))
+    mask = None if p is None else torch.rand(*batch, Tq, Tk, generator=torch.Generator().manual_seed(seed)) < p
+    return q * draw(st.floats(0.1, 5.0)), k, v, mask, block_q, block_k
+
+
+@given(tiled_problem())
+def test_property_equals_torch_for_any_shape_and_blocks(problem):
+    q, k, v, mask, block_q, block_k = problem
+    out, _ = tiled_attention(q, k, v, mask, block_q=block_q, block_k=block_k)
+    torch.testing.assert_close(out, reference(q, k, v, mask), **TOL[torch.float64])
+
+
+@given(tiled_problem(), st.integers(1, 24), st.integers(1, 24))
+def test_property_output_does_not_depend_on_the_blocks(problem, other_q, other_k):
+    q, k, v, mask, block_q, block_k = problem
+    out, state = tiled_attention(q, k, v, mask, block_q=block_q, block_k=block_k)
+    out2, state2 = tiled_attention(q, k, v, mask, block_q=other_q, block_k=other_k)
+    torch.testing.assert_close(out2, out, **TOL[torch.float64])
+    torch.testing.assert_close(state2.logsumexp, state.logsumexp, **TOL[torch.float64])
+    torch.testing.assert_close(state2.row_max, state.row_max, **TOL[torch.float64])
+
+
+@pytest.mark.parametrize("mask_kind", [None, "causal", "random"])
+def test_logsumexp_equals_torch_logsumexp_of_masked_scaled_scores(mask_kind):
+    q, k, v = qkv(2, 2, Tq=12, Tk=19, dtype=torch.float64)
+    mask = make_mask(mask_kind, 2, 12, 19)
+    _, state = tiled_attention(q, k, v, mask, block_q=5, block_k=4)
+    assert isinstance(state, OnlineSoftmaxState)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(8)  # (2, 2, 12, 19)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    torch.testing.assert_close(state.logsumexp, torch.logsumexp(scores, -1), **TOL[torch.float64])
+    torch.testing.assert_close(state.row_max, scores.amax(-1), **TOL[torch.float64])
+
+
+def test_fully_masked_rows_give_zero_output_and_zero_gradients():
+    q, k, v = qkv(2, Tq=6, Tk=9, dtype=torch.float64, requires_grad=True)
+    mask = torch.rand(2, 6, 9, generator=torch.Generator().manual_seed(3)) < 0.5
+    mask[0, 2] = False
+    mask[1, :, :] = False  # the whole second batch element
+    out, state = tiled_attention(q, k, v, mask, block_q=4, block_k=4)
+    assert torch.equal(out[0, 2], torch.zeros(4, dtype=torch.float64)) and torch.equal(out[1], torch.zeros_like(out[1]))
+    assert state.row_sum[0, 2] == 0 and state.logsumexp[0, 2] == float("-inf")
+    (out * torch.randn_like(out)).sum().backward()
+    assert all(torch.isfinite(t.grad).all() for t in (q, k, v))
+    assert torch.equal(q.grad[0, 2], torch.zeros(8, dtype=torch.float64)) and torch.equal(
+        q.grad[1], torch.zeros_like(q.grad[1])
+    )
+    assert not k.grad[1].any() and not v.grad[1].any()
+    torch.testing.assert_close(out, reference(q, k, v, mask), **TOL[torch.float64])
+
+
+# ---------------------------------------------------------------- gradients
+
+
+@pytest.mark.parametrize("mask_kind", [None, "causal", "random"])
+def test_gradcheck(mask_kind):
+    q, k, v = qkv(2, 1, Tq=5, Tk=7, d_k=3, d_v=2, dtype=torch.float64, requires_grad=True)
+    mask = make_mask(mask_kind, 2, 5, 7, seed=4)
+    if mask is not None:
+        mask = mask.clone()
+        mask[..., 1, :] = False  # an empty row too
+
+    def f(q, k, v):
+        return tiled_attention(q, k, v, mask, block_q=2, block_k=3)[0]
+
+    assert torch.autograd.gradcheck(f, (q, k, v))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("mask_kind", [None, "causal", "padding"])
+def test_gradients_equal_torch(dtype, mask_kind):
+    q, k, v = qkv(2, 2, Tq=70, Tk=70, d_k=16, d_v=8, dtype=dtype, seed=5, requires_grad=True)
+    mask = make_mask(mask_kind, 2, 70, 70)
+    d_out = torch.randn(2, 2, 70, 8, dtype=dtype, generator=torch.Generator().manual_seed(6))
+    out, _ = tiled_attention(q, k, v, mask, block_q=16, block_k=32)
+    grads = torch.autograd.grad(out, (q, k, v), d_out)
+    expected = torch.autograd.grad(reference(q, k, v, mask), (q, k, v), d_out)
+    tol = {"atol": 1e-4, "rtol": 1e-4} if dtype == torch.float32 else TOL[dtype]
+    for got, want in zip(grads, expected, strict=True):
+        torch.testing.assert_close(got, want, **tol)
+
+
+def test_gradients_reach_broadcast_inputs():
+    q, _, _ = qkv(3, Tq=6, Tk=5, dtype=torch.float64, requires_grad=True)
+    _, k, v = qkv(1, Tq=6, Tk=5, dtype=torch.float64, seed=2, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda q, k, v: tiled_attention(q, k, v, block_q=4, block_k=2)[0], (q, k, v))
+
+
+# ---------------------------------------------------------------- the online softmax
+
+
+def test_one_update_step_by_hand():
+    m, ell = torch.tensor([1.0, float("-inf")]), torch.tensor([2.0, 0.0])
+    O = torch.tensor([[3.0], [0.0]])
+    S = torch.tensor([[0.0, 2.0], [float("-inf"), 1.0]])
+    V = torch.tensor([[10.0], [20.0]])
+    m2, ell2, O2 = online_softmax_update(m, ell, O, S, V)
+    e = math.exp
+    torch.testing.assert_close(m2, torch.tensor([2.0, 1.0]))
+    torch.testing.assert_close(ell2, torch.tensor([e(-1) * 2 + e(-2) + 1, 1.0]))
+    torch.testing.assert_close(O2, torch.tensor([[e(-1) * 3 + e(-2) * 10 + 20], [20.0]]))
+
+
+def test_update_keeps_rows_with_only_masked_scores_empty():
+    inf = float("inf")
+    m2, ell2, O2 = online_softmax_update(torch.tensor([-inf]), torch.zeros(1), torch.zeros(1, 2),
+                                         torch.full((1, 3), -inf), torch.ones(3, 2))  # fmt: skip
+    assert m2.item() == -inf and ell2.item() == 0 and torch.equal(O2, torch.zeros(1, 2))
+
+
+@given(st.lists(st.floats(-30, 30), min_size=1, max_size=20), st.integers(1, 8))
+def test_trace_ends_at_the_softmax(values, block):
+    scores = torch.tensor(values, dtype=torch.float64)
+    steps = online_softmax_trace(scores, block)
+    assert len(steps) == math.ceil(len(values) / block)
+    assert [s.stop for s in steps][-1] == len(values) and steps[0].start == 0
+    torch.testing.assert_close(steps[-1].weights, torch.softmax(scores, 0), **TOL[torch.float64])
+    assert steps[-1].row_max == max(values)
+    assert math.isclose(steps[-1].row_max + math.log(steps[-1].row_sum), float(torch.logsumexp(scores, 0)))
+
+
+def test_trace_corrects_earlier_weights_when_the_maximum_grows():
+    steps = online_softmax_trace(torch.tensor([1.0, 2.0, 5.0, 0.0]), 2)
+    first, second = steps
+    assert (first.start, first.stop, second.start, second.stop) == (0, 2, 2, 4)
+    assert first.row_max == 2.0 and second.row_max == 5.0
+    torch.testing.assert_close(first.weights, torch.softmax(torch.tensor([1.0, 2.0]), 0))
+    assert torch.all(second.weights[:2] < first.weights)  # tile 1's weights shrink once tile 2 brings 5
+    torch.testing.assert_close(second.weights, torch.softmax(torch.tensor([1.0, 2.0, 5.0, 0.0]), 0))
+
+
+def test_trace_with_masked_scores():
+    steps = online_softmax_trace(torch.tensor([float("-inf"), float("-inf"), 0.0]), 2)
+    assert steps[0].row_max == float("-inf") and steps[0].row_sum == 0 and torch.equal(steps[0].weights, torch.zeros(2))
+    torch.testing.assert_close(steps[1].weights, torch.tensor([0.0, 0.0, 1.0]))
+
+
+# ---------------------------------------------------------------- memory: no (Tq, Tk) tensor
+
+
+class LargestOutput(TorchDispatchMode):
+    """Records the largest number of elements of any tensor an op returns."""
+
+    def __init__(self):
+        super().__init__()
+        self.largest = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        sizes = [t.numel() for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+        self.largest = max([self.largest, *sizes])
+        return out
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_no_tensor_of_tq_by_tk_elements_is_made(causal):
+    T = 512
+    q, k, v = qkv(1, 1, Tq=T, Tk=T, d_k=64, d_v=64, requires_grad=True)
+    mask = attn.causal_mask(T) if causal else None
+    with LargestOutput() as forward:
+        out, _ = tiled_attention(q, k, v, mask, block_q=64, block_k=64)
+    with LargestOutput() as backward:
+        out.sum().backward()
+    assert forward.largest < T * T / 4 and backward.largest < T * T / 4
+    with LargestOutput() as standard:
+        attn.scaled_dot_product_attention(q, k, v, mask)
+    assert standard.largest >= T * T  # the recorder does see the weights of the standard algorithm
+
+
+# ---------------------------------------------------------------- bad inputs
+
+
+def test_bad_inputs_name_the_argument():
+    q, k, v = qkv(2, Tq=4, Tk=6)
+    with pytest.raises(ValueError, match=r"same d_k.*\(2, 4, 8\).*\(2, 6, 3\)"):
+        tiled_attention(q, k[..., :3], v)
+    with pytest.raises(ValueError, match=r"mask must have dtype torch.bool"):
+        tiled_attention(q, k, v, torch.ones(4, 6))
+    with pytest.raises(ValueError, match=r"mask of shape \(4, 5\) does not broadcast.*\(2, 4, 6\)"):
+        tiled_attention(q, k, v, torch.ones(4, 5, dtype=torch.bool))
+    with pytest.raises(ValueError, match=r"block_q must be a positive int, got 0"):
+        tiled_attention(q, k, v, block_q=0)
+    with pytest.raises(ValueError, match=r"block_k must be a positive int"):
+        tiled_attention(q, k, v, block_k=2.5)
+    with pytest.raises(ValueError, match=r"value has length 5"):
+        tiled_attention(q, k, v[:, :5])
+    with pytest.raises(ValueError, match=r"scale must be a finite number"):
+        tiled_attention(q, k, v, scale=float("nan"))
+    with pytest.raises(ValueError, match=r"scores must be one row"):
+        online_softmax_trace(torch.zeros(2, 3), 2)
+    with pytest.raises(ValueError, match=r"block must be a positive int"):
+        online_softmax_trace(torch.zeros(3), 0)
+    with pytest.raises(ValueError, match=r"T must be a positive int"):
+        hbm_traffic(0, 4, 2, 2)
+
+
+# ---------------------------------------------------------------- HBM traffic
+
+
+def test_hbm_traffic_by_hand():
+    # T = 4, d = 2, one byte a float. Standard: read Q, K (8 + 8), write S (16); read S (16), write P (16);
+    # read P (16), V (8), write O (8): 96. Tiled with block_q = 2: two query blocks, each reads its Q_i (4),
+    # all of K and V (16) and writes its O_i (4): 48, plus L written (4): 52.
+    traffic = hbm_traffic(4, 2, 2, 2, bytes_per_float=1)
+    assert traffic["standard"] == 96 and traffic["tiled"] == 52
+    assert traffic["ratio"] == pytest.approx(96 / 52)
+    assert traffic["fast_memory"] == 2 * 2 * 2 + 2 * 2 * 2 + 2 * 2 + 2 * 2
+    assert hbm_traffic(4, 2, 2, 2)["tiled"] == 4 * 52  # float32
+    assert hbm_traffic(5, 2, 2, 7, bytes_per_float=1)["tiled"] == 2 * 5 * 2 + 2 * 3 * 5 * 2 + 5  # ⌈5/2⌉ = 3 blocks
+
+
+def test_hbm_traffic_grows_as_t_squared_d_over_block():
+    small, big = hbm_traffic(1024, 64, 128, 128), hbm_traffic(2048, 64, 128, 128)
+    assert big["tiled"] / small["tiled"] == pytest.approx(4, rel=0.1)
+    assert hbm_traffic(2048, 64, 256, 128)["tiled"] < big["tiled"]  # bigger query blocks: K and V read fewer times

@@ -107,6 +107,8 @@ benchmarks: $(STAMP)
 	$(PY) benchmarks/generation.py
 	$(PY) benchmarks/pretrained.py
 	$(PY) benchmarks/viewer.py
+	$(PY) benchmarks/scale.py
+	$(PY) benchmarks/fast_weights.py
 
 # Authors: every chapter's claims over 5 seeds and two numeric paths (about an hour on 2 cores); the margins of the
 # claims come from this table (book/instructors.md). CHAPTERS="02 05" measures some chapters only.

@@ -28,6 +28,8 @@ __all__ = [
     "linear_attention_step",
     "recurrent_linear_attention",
     "delta_rule_attention",
+    "write_fast_weights",
+    "read_fast_weights",
 ]
 
 FeatureMap = Callable[[torch.Tensor], torch.Tensor] | None
@@ -96,8 +98,8 @@ def linear_attention_step(
     query, key, value = _check_qkv(q_t.unsqueeze(-2), k_t.unsqueeze(-2), v_t.unsqueeze(-2), names=("q_t", "k_t", "v_t"))
     eps = check_positive_number("eps", eps)
     phi_q, phi_k = _features(query, key, feature_map)  # (..., 1, D)
-    state = _write(_initial_state(state, phi_k, value), phi_k[..., 0, :], value[..., 0, :])
-    return _read(state, phi_q[..., 0, :], feature_map is not None, eps), state
+    state = write_fast_weights(_initial_state(state, phi_k, value), phi_k[..., 0, :], value[..., 0, :])
+    return read_fast_weights(state, phi_q[..., 0, :], feature_map is not None, eps), state
 
 
 def recurrent_linear_attention(
@@ -119,8 +121,8 @@ def recurrent_linear_attention(
     state = _initial_state(state, phi_k, value)
     outputs = []
     for t in range(query.shape[-2]):
-        state = _write(state, phi_k[..., t, :], value[..., t, :])
-        outputs.append(_read(state, phi_q[..., t, :], feature_map is not None, eps))  # (..., d_v)
+        state = write_fast_weights(state, phi_k[..., t, :], value[..., t, :])
+        outputs.append(read_fast_weights(state, phi_q[..., t, :], feature_map is not None, eps))  # (..., d_v)
     return _stack(outputs, value), state  # (..., T, d_v)
 
 
@@ -205,17 +207,19 @@ def _features(query: torch.Tensor, key: torch.Tensor, feature_map: FeatureMap) -
     return phi_q, phi_k
 
 
-def _write(state: FastWeights, phi_k: torch.Tensor, v: torch.Tensor) -> FastWeights:
+def write_fast_weights(state: FastWeights, phi_k: torch.Tensor, v: torch.Tensor) -> FastWeights:
     """``S += φ(k) vᵀ``, ``z += φ(k)`` (eqs. 18-19): one outer product into the fast weights."""
-    return FastWeights(state.S + phi_k.unsqueeze(-1) * v.unsqueeze(-2), state.z + phi_k)  # (..., D, d_v), (..., D)
+    S = state.S + phi_k.unsqueeze(-1) * v.unsqueeze(-2)  # (..., D, d_v)
+    return FastWeights(S, state.z + phi_k)  # z: (..., D)
 
 
-def _read(state: FastWeights, phi_q: torch.Tensor, normalise: bool, eps: float) -> torch.Tensor:
+def read_fast_weights(state: FastWeights, phi_q: torch.Tensor, normalise: bool, eps: float) -> torch.Tensor:
     """``φ(q)ᵀ S / φ(q)·z`` (eq. 20), the denominator at least ``eps``; without ``normalise`` only ``φ(q)ᵀ S``."""
     numerator = (phi_q.unsqueeze(-2) @ state.S).squeeze(-2)  # (..., d_v)
     if not normalise:
         return numerator
-    return numerator / (phi_q * state.z).sum(-1, keepdim=True).clamp_min(eps)  # (..., d_v)
+    z = (phi_q * state.z).sum(-1, keepdim=True)  # φ(q)·z (..., 1)
+    return numerator / z.clamp_min(eps)  # (..., d_v)
 
 
 def _initial_state(state: FastWeights | None, phi_k: torch.Tensor, v: torch.Tensor) -> FastWeights:

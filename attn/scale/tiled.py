@@ -80,11 +80,11 @@ def online_softmax_update(
     ``(..., n, d_v)``. Rows that have seen only ``-inf`` keep m = -inf, ℓ = 0, O = 0 (no NaN).
     """
     new_max = torch.maximum(state_max, scores_tile.amax(dim=-1))  # (..., Tq)
-    shift = _safe_max(new_max)  # (..., Tq)
-    rescale = torch.exp(state_max - shift)  # e^{m - m'} (..., Tq); 0 where m = -inf
+    shift = _safe_max(new_max)  # m', with 0 where it is -inf (..., Tq)
+    rescale = torch.exp(state_max - shift)  # e^{m - m'} (..., Tq)
     P = (scores_tile - shift.unsqueeze(-1)).exp_()  # e^{S - m'} (..., Tq, n)
-    new_sum = rescale * state_sum + P.sum(dim=-1)  # (..., Tq)
-    new_out = rescale.unsqueeze(-1) * state_out + P @ value_tile  # (..., Tq, d_v)
+    new_sum = rescale * state_sum + P.sum(dim=-1)  # ℓ' (..., Tq)
+    new_out = rescale.unsqueeze(-1) * state_out + P @ value_tile  # O'
     return new_max, new_sum, new_out
 
 

@@ -98,8 +98,15 @@ class MultiHeadAttention(nn.Module):
         if not need_weights:
             gqa = self.h_kv != self.h  # the fused kernel repeats each key/value head for its group itself
             return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, enable_gqa=gqa), None
-        if self.h_kv == self.h:
-            return scaled_dot_product_attention(q, k, v, mask, dropout=p)  # (B, H, Tq, d_k), (B, H, Tq, Tk)
+        if self.h_kv != self.h:
+            return self._attend_grouped(q, k, v, mask, p)
+        return scaled_dot_product_attention(q, k, v, mask, dropout=p)  # (B, H, Tq, d_k), (B, H, Tq, Tk)
+
+    def _attend_grouped(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, p: float
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Grouped-query attention with its weights: the g = H / H_kv query heads of a group share one key/value
+        head, as a broadcast dimension (no copy of the keys and values)."""
         B, H, Tq, d_k = q.shape
         g = H // self.h_kv  # query heads per key/value head
         q = q.view(B, self.h_kv, g, Tq, d_k)  # (B, H_kv, g, Tq, d_k): query head i = kv head i // g

@@ -100,13 +100,18 @@ def _interrupt_after(seconds: float) -> threading.Timer:
 def test_an_interrupt_stops_a_pool_within_seconds_and_leaves_no_worker(pool):
     runs = [partial(time.sleep, 60) for _ in range(4)]
     start = time.monotonic()
+    # Ctrl-C raises KeyboardInterrupt here, as in a kernel, whatever an earlier test in this process installed
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     _interrupt_after(3.0)  # the workers have started by then
-    with pytest.raises(KeyboardInterrupt):
-        if pool == "over_runs":
-            over_runs(runs, jobs=2)
-        else:
-            later = Background(dict(enumerate(runs)), jobs=2)
-            later[3]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            if pool == "over_runs":
+                over_runs(runs, jobs=2)
+            else:
+                later = Background(dict(enumerate(runs)), jobs=2)
+                later[3]
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - start < 15, "control came back only after the runs"
     deadline = time.monotonic() + 10
     while multiprocessing.active_children() and time.monotonic() < deadline:

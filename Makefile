@@ -109,6 +109,7 @@ benchmarks: $(STAMP)
 	$(PY) benchmarks/viewer.py
 	$(PY) benchmarks/scale.py
 	$(PY) benchmarks/fast_weights.py
+	$(PY) benchmarks/explain.py
 
 # Authors: every chapter's claims over 5 seeds and two numeric paths (about an hour on 2 cores); the margins of the
 # claims come from this table (book/instructors.md). CHAPTERS="02 05" measures some chapters only.

@@ -1,16 +1,24 @@
-"""What heads do: summaries of attention weights, and switching heads off.
+"""What heads do: summaries of attention weights, switching heads off, and attributions scored against the truth.
 
 Every summary takes one layer's weights ``(B, H, Tq, Tk)`` (as a model's forward returns them) and gives one
 number per head ``(H,)``, averaged over the query positions that count; stack them over layers for a
 ``(layers, heads)`` picture. The patterns are those found in BERT (Clark et al. 2019) and in small
 attention-only models (Olsson et al. 2022).
+
+Attributions say how much each of a model's ``N`` input elements (sentences in memory, source words, image
+patches) counts for one answer. They need only an *answer function* ``answer(scale (B, N)) -> (B,)``: the
+probability the model gives its answer when element ``i`` of example ``b`` enters scaled by ``scale[b, i]``
+(1 = as it is, 0 = removed). Each mechanism package builds one for its model (e.g.
+:func:`attn.memn2n.explain.answer_probability`). A map is ``(B, N)``, larger = more important; ``valid (B, N)``
+marks the real elements (padding is never ranked).
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import torch
 
@@ -24,7 +32,24 @@ __all__ = [
     "previous_token_targets",
     "induction_targets",
     "ablate_heads",
+    "occlusion",
+    "gradient_x_input",
+    "attention_x_gradient",
+    "deletion_curve",
+    "deletion_area",
+    "map_order",
+    "random_map",
+    "mass_on_truth",
+    "rank_of_truth",
+    "MapScores",
+    "score_map",
+    "total_variation",
+    "js_divergence",
+    "permuted_attention",
+    "adversarial_attention",
 ]
+
+Answer = Callable[[torch.Tensor], torch.Tensor]
 
 
 def _describe(x: object) -> object:
@@ -136,3 +161,279 @@ def ablate_heads(attentions: Sequence[MultiHeadAttention], heads: Iterable[tuple
         with torch.no_grad():
             for columns, original in reversed(saved):
                 columns.copy_(original)
+
+
+# --- attributions: answer(scale (B, N)) -> (B,), maps (B, N) -----------------------------------------------------
+
+
+def _check_valid(valid: object) -> torch.Tensor:
+    if not isinstance(valid, torch.Tensor) or valid.dim() != 2 or valid.dtype != torch.bool:
+        raise ValueError(f"valid must be a (B, N) bool mask of the real elements, got {_describe(valid)}")
+    if not valid.any(-1).all():
+        raise ValueError("valid marks no element in some row: every example needs one element to attribute to")
+    return valid
+
+
+def _check_map(name: str, scores: object, valid: torch.Tensor) -> torch.Tensor:
+    if not isinstance(scores, torch.Tensor) or scores.shape != valid.shape or not scores.is_floating_point():
+        raise ValueError(f"{name} must be a float (B, N) map like valid {shape_of(valid)}, got {_describe(scores)}")
+    return scores
+
+
+def _answer(answer: Answer, scale: torch.Tensor) -> torch.Tensor:
+    """``answer(scale)``, checked to be one probability per example."""
+    p = answer(scale)
+    if not isinstance(p, torch.Tensor) or p.shape != scale.shape[:1]:
+        raise ValueError(f"answer must return (B,) = ({scale.shape[0]},) probabilities, got {_describe(p)}")
+    return p
+
+
+def occlusion(answer: Answer, valid: torch.Tensor) -> torch.Tensor:
+    """Occlusion (Zeiler & Fergus 2014): ``p(all) - p(all but element i)``, one element removed at a time -> ``(B, N)``
+    (0 at padding). Positive = the answer needs the element."""
+    valid = _check_valid(valid)
+    B, N = valid.shape
+    keep = valid.float()  # (B, N)
+    with torch.no_grad():
+        full = _answer(answer, keep)  # (B,)
+        drops = []
+        for i in range(N):
+            without = keep.clone()
+            without[:, i] = 0.0
+            drops.append(full - _answer(answer, without))  # (B,)
+    return torch.stack(drops, dim=1) * valid  # (B, N)
+
+
+def gradient_x_input(answer: Answer, valid: torch.Tensor) -> torch.Tensor:
+    """Gradient × input (Shrikumar et al. 2016; Denil et al. 2014), summed over each element's vector:
+    ``Σ_d x_id ∂p/∂x_id = ∂p/∂s_i`` at ``s = 1``, where ``s_i`` scales element i's input vector -> ``(B, N)``."""
+    valid = _check_valid(valid)
+    scale = valid.float().requires_grad_(True)  # (B, N)
+    with torch.enable_grad():
+        p = _answer(answer, scale)
+        if not p.requires_grad:  # the answer does not depend on the scales at all
+            return torch.zeros(valid.shape)
+        (grad,) = torch.autograd.grad(p.sum(), scale, allow_unused=True)
+    return torch.zeros(valid.shape) if grad is None else grad * valid
+
+
+def attention_x_gradient(
+    weights: torch.Tensor | Sequence[torch.Tensor], probability: torch.Tensor
+) -> torch.Tensor | list[torch.Tensor]:
+    """Attention × gradient, the relevance Chefer et al. 2021 build on (eq. 13 for one layer): ``(A ⊙ ∂p/∂A)⁺``.
+
+    ``weights``: attention tensors (one, or a sequence such as a model's layers or decoding steps) that
+    ``probability (B,)`` was computed from: they must lie on its graph (as the weights a model's forward returns
+    do). Returns one detached tensor per input, each of its shape (average the heads yourself)."""
+    single = isinstance(weights, torch.Tensor)
+    tensors = [weights] if single else list(weights) if isinstance(weights, Sequence) else None
+    if not tensors or not all(isinstance(w, torch.Tensor) and w.requires_grad and w.dim() >= 1 for w in tensors):
+        raise ValueError(f"weights must be attention tensors on the graph of probability, got {_describe(weights)}")
+    B = tensors[0].shape[0]
+    if not isinstance(probability, torch.Tensor) or probability.shape != (B,):
+        raise ValueError(f"probability must be (B,) = ({B},), one per example, got {_describe(probability)}")
+    if not probability.requires_grad:
+        raise ValueError("probability was computed without a graph (under torch.no_grad?): it has no gradient")
+    grads = torch.autograd.grad(probability.sum(), tensors, retain_graph=True, allow_unused=True)
+    relevance = [
+        (w * g).clamp_min(0).detach() if g is not None else torch.zeros_like(w).detach()
+        for w, g in zip(tensors, grads, strict=True)
+    ]
+    return relevance[0] if single else relevance
+
+
+def map_order(scores: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """``(B, N)`` element indices, most important first (padding last); ties keep their order."""
+    scores = _check_map("scores", scores, _check_valid(valid))
+    return scores.masked_fill(~valid, float("-inf")).argsort(dim=-1, descending=True, stable=True)
+
+
+def random_map(valid: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """A map of random scores ``(B, N)`` (uniform in [0, 1) at real elements): the baseline every map must beat."""
+    valid = _check_valid(valid)
+    return torch.rand(valid.shape, generator=generator) * valid
+
+
+def deletion_curve(answer: Answer, order: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Deletion (Samek et al. 2017; Petsiuk et al. 2018): remove the elements one by one in ``order`` ``(B, N)``
+    and record the answer's probability -> ``(B, N + 1)``; column k is with the first k removed (padding is
+    skipped: once a row's real elements are gone its value stays)."""
+    valid = _check_valid(valid)
+    B, N = valid.shape
+    if not isinstance(order, torch.Tensor) or order.shape != (B, N) or order.is_floating_point():
+        raise ValueError(f"order must be (B, N) = ({B}, {N}) element indices (map_order), got {_describe(order)}")
+    keep = valid.float()
+    rows = torch.arange(B)
+    with torch.no_grad():
+        curve = [_answer(answer, keep)]
+        for k in range(N):
+            keep = keep.clone()
+            keep[rows, order[:, k]] = 0.0
+            curve.append(_answer(answer, keep))
+    return torch.stack(curve, dim=1)  # (B, N + 1)
+
+
+def deletion_area(curve: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Area under a deletion curve ``(B, N + 1)`` over each row's own ``n`` real elements, as a fraction of the
+    full answer's probability: ``mean_{k<n}(p_k + p_{k+1}) / 2 / p_0`` -> ``(B,)``. Smaller = the map found what the
+    answer needs sooner (more faithful)."""
+    valid = _check_valid(valid)
+    B, N = valid.shape
+    if not isinstance(curve, torch.Tensor) or curve.shape != (B, N + 1):
+        raise ValueError(f"curve must be (B, N + 1) = ({B}, {N + 1}) (deletion_curve), got {_describe(curve)}")
+    n = valid.sum(-1)  # (B,)
+    steps = (curve[:, :-1] + curve[:, 1:]) / 2  # (B, N): trapezoids
+    counted = torch.arange(N)[None, :] < n[:, None]  # (B, N)
+    return (steps * counted).sum(-1) / n / curve[:, 0].clamp_min(torch.finfo(curve.dtype).tiny)
+
+
+def mass_on_truth(scores: torch.Tensor, truth: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Agreement: the share of a map's positive mass on the true elements ``truth (B, N)`` -> ``(B,)`` (0 if the
+    map has no positive mass)."""
+    scores = _check_map("scores", scores, _check_valid(valid))
+    if not isinstance(truth, torch.Tensor) or truth.shape != valid.shape or truth.dtype != torch.bool:
+        raise ValueError(f"truth must be a (B, N) bool mask like valid {shape_of(valid)}, got {_describe(truth)}")
+    positive = scores.clamp_min(0) * valid  # (B, N)
+    total = positive.sum(-1)
+    return torch.where(total > 0, (positive * truth).sum(-1) / total.clamp_min(torch.finfo(total.dtype).tiny), 0.0)
+
+
+def rank_of_truth(scores: torch.Tensor, truth: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Agreement: the rank (1 = first) of the highest-scoring true element among the real ones -> ``(B,)``; ties
+    count against the map (a flat map ranks the truth last)."""
+    scores = _check_map("scores", scores, _check_valid(valid))
+    if not isinstance(truth, torch.Tensor) or truth.shape != valid.shape or truth.dtype != torch.bool:
+        raise ValueError(f"truth must be a (B, N) bool mask like valid {shape_of(valid)}, got {_describe(truth)}")
+    if not (truth & valid).any(-1).all():
+        raise ValueError("truth marks no real element in some row: there is no true element to rank")
+    best = scores.masked_fill(~(truth & valid), float("-inf")).amax(-1, keepdim=True)  # (B, 1)
+    above = ((scores >= best) & valid & ~truth).sum(-1)  # (B,): false elements at or above the best true one
+    return above + 1
+
+
+@dataclass(frozen=True)
+class MapScores:
+    """One map's scores, each averaged over the examples: agreement with the truth (``mass`` on it, the ``rank``
+    of its best element, ``top1`` = how often that rank is 1) and faithfulness (``deletion``: the area under the
+    deletion curve, :func:`deletion_area`; ``left``: the share of the answer's probability left once as many
+    elements as the truth marks are removed in the map's order; ``curve``: the mean deletion curve ``(N + 1,)``)."""
+
+    mass: float
+    rank: float
+    top1: float
+    deletion: float
+    left: float
+    curve: torch.Tensor
+
+
+def score_map(answer: Answer, scores: torch.Tensor, truth: torch.Tensor, valid: torch.Tensor) -> MapScores:
+    """Score one map ``(B, N)`` against the truth ``(B, N)`` and by its deletion curve (:class:`MapScores`)."""
+    rank = rank_of_truth(scores, truth, valid).float()
+    curve = deletion_curve(answer, map_order(scores, valid), valid)  # (B, N + 1)
+    k = (truth & valid).sum(-1)  # (B,): as many removals as the truth has elements
+    left = curve.gather(1, k[:, None]).squeeze(1) / curve[:, 0].clamp_min(torch.finfo(curve.dtype).tiny)
+    return MapScores(
+        mass=float(mass_on_truth(scores, truth, valid).mean()),
+        rank=float(rank.mean()),
+        top1=float((rank == 1).float().mean()),
+        deletion=float(deletion_area(curve, valid).mean()),
+        left=float(left.mean()),
+        curve=curve.mean(0),
+    )
+
+
+# --- Jain & Wallace 2019: other attention, the same answer -----------------------------------------------------
+
+
+def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """``TVD(p, q) = ½ Σ |p - q|`` over the last axis (Jain & Wallace 2019, eq. 1): 0 = the same, 1 = disjoint."""
+    return 0.5 * (p - q).abs().sum(-1)
+
+
+def js_divergence(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """Jensen-Shannon divergence (nats) over the last axis: 0 = the same, ``log 2`` = disjoint supports."""
+    tiny = torch.finfo(p.dtype).tiny  # 0 log 0 = 0, with a finite gradient where a weight is exactly 0
+    log_m = (0.5 * (p + q)).clamp_min(tiny).log()
+    kl_p = (p * (p.clamp_min(tiny).log() - log_m)).sum(-1)
+    kl_q = (q * (q.clamp_min(tiny).log() - log_m)).sum(-1)
+    return 0.5 * (kl_p + kl_q)
+
+
+def _check_weights(weights: object, valid: torch.Tensor) -> torch.Tensor:
+    if not isinstance(weights, torch.Tensor) or weights.shape != valid.shape or not weights.is_floating_point():
+        raise ValueError(f"weights must be (B, N) attention like valid {shape_of(valid)}, got {_describe(weights)}")
+    return weights.detach()
+
+
+def permuted_attention(
+    readout: Callable[[torch.Tensor], torch.Tensor],
+    weights: torch.Tensor,
+    valid: torch.Tensor,
+    permutations: int,
+    generator: torch.Generator,
+) -> torch.Tensor:
+    """Jain & Wallace's permutation test: shuffle each row's weights among its real elements, ``permutations``
+    times, and measure how far the output moves: ``(B, permutations)`` total variation between ``readout(weights)``
+    and ``readout(shuffled)``. ``readout`` maps ``(B, N)`` attention to ``(B, classes)`` output probabilities."""
+    valid = _check_valid(valid)
+    weights = _check_weights(weights, valid)
+    check_positive_int("permutations", permutations)
+    with torch.no_grad():
+        before = readout(weights)
+        moved = []
+        for _ in range(permutations):
+            noise = torch.rand(valid.shape, generator=generator).masked_fill(~valid, float("inf"))
+            shuffled = weights.clone()
+            for b in range(len(weights)):  # shuffle row b's real weights among its real elements
+                real = valid[b].nonzero().squeeze(-1)
+                shuffled[b, real] = weights[b, real[noise[b, real].argsort()]]
+            moved.append(total_variation(before, readout(shuffled)))
+    return torch.stack(moved, dim=1)
+
+
+def adversarial_attention(
+    readout: Callable[[torch.Tensor], torch.Tensor],
+    weights: torch.Tensor,
+    valid: torch.Tensor,
+    *,
+    tolerance: float = 0.01,
+    steps: int = 300,
+    lr: float = 0.1,
+    penalty: float = 100.0,
+    seed: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Jain & Wallace's adversarial attention (§4.2): for each row, attention as far from ``weights`` ``(B, N)`` as
+    possible (Jensen-Shannon) whose output stays within ``tolerance`` total variation of the original's.
+
+    Gradient ascent on ``JSD(a', a) - penalty · max(0, TVD(y', y) - tolerance)`` over ``a' = softmax(z)`` (Adam,
+    ``steps``), started from uniform attention with N(0, 3²) noise on its logits (as Jain & Wallace's code: started
+    from the weights, the ascent climbs to their own peak when they are peaked); every step's ``a'`` that keeps the
+    output is a candidate and the farthest is kept (the original weights if none). ``readout`` maps ``(B, N)``
+    attention to ``(B, classes)`` probabilities. Returns the adversarial attention ``(B, N)`` and its divergence from
+    ``weights`` ``(B,)``."""
+    valid = _check_valid(valid)
+    weights = _check_weights(weights, valid)
+    check_positive_int("steps", steps)
+    for name, value in (("tolerance", tolerance), ("lr", lr), ("penalty", penalty)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        target = readout(weights)  # (B, classes)
+    z = (3 * torch.randn(weights.shape, generator=g)).masked_fill(~valid, float("-inf"))  # (B, N) logits
+    z = z.requires_grad_(True)
+    optimizer = torch.optim.Adam([z], lr=lr)
+    best, best_jsd = weights.clone(), torch.zeros(len(weights))
+    with torch.enable_grad():
+        for _ in range(steps):
+            a = torch.softmax(z, dim=-1)  # (B, N)
+            tvd = total_variation(readout(a), target)  # (B,)
+            jsd = js_divergence(a, weights)  # (B,)
+            with torch.no_grad():
+                better = (tvd <= tolerance) & (jsd > best_jsd)
+                best[better], best_jsd[better] = a[better], jsd[better]
+            loss = (-jsd + penalty * (tvd - tolerance).clamp_min(0)).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return best, best_jsd

@@ -33,6 +33,7 @@ __all__ = [
     "positions",
     "bert_mapping",
     "tiles",
+    "explain",
 ]
 
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
@@ -1422,6 +1423,138 @@ def tiles() -> str:
     return _svg("tiles", 680, 340, "Exact attention in tiles with the online softmax", desc, body)
 
 
+_EXPLAIN_ROWS = (
+    ("x₁", "s₁", 112, 0.15),
+    ("x₂ ✓", "s₂", 148, 0.55),
+    ("x₃", "s₃", 184, 0.1),
+    ("x_{N}", "s_{N}", 240, 0.2),
+)
+_EXPLAIN_PROBES = (  # (x of the box, role, the method, its map, what the code calls it)
+    (22, "attend", "attention", "aᵢ", "returned by forward"),
+    (178, "attend", "attention × gradient", "(aᵢ ∂p/∂aᵢ)⁺", "attention_x_gradient"),
+    (354, "data", "gradient × input", "∂p/∂sᵢ at s = 1", "gradient_x_input"),
+    (510, "data", "occlusion", "p(s = 1) − p(sᵢ = 0)", "occlusion"),
+)
+_DELETION = (0, 0.55, 0.8, 0.88, 0.92, 0.93, 0.94, 0.95)  # the drop in p after k removals, a faithful map's order
+_RANDOM = (0, 0.12, 0.28, 0.45, 0.62, 0.78, 0.88, 0.95)  # and a random order's
+_AGREEMENT = (
+    "mass_on_truth: share of the map's",
+    "positive mass on the true elements ✓",
+    "",
+    "rank_of_truth: rank of the best",
+    "true element (1 = first)",
+    "",
+    "the truth is known: the supporting facts,",
+    "the aligned source word, the object's patches",
+)
+_DELETION_NOTE = (
+    "solid: the map",
+    "dashed: random_map",
+    "deletion_area:",
+    "shaded area / p₀,",
+    "smaller = more",
+    "faithful",
+)
+
+
+def _explain_model() -> list[str]:
+    """The N elements, each scaled by sᵢ, an attention over them inside the model, and p = answer(s)."""
+    out = [
+        _text(20, 30, "N input elements", 13, "start", font_weight="bold"),
+        _text(20, 48, "sentences, source words or patches", 12, "start", fill=MUTED),
+        _note(420, 32, ["the counter-test, adversarial_attention:", "other weights a′, the same answer p"]),
+        _text(49, 92, "xᵢ", 14),
+        _text(112, 92, "× sᵢ", 14),
+        _frame(192, 60, 290, 212, "model: MemN2N, Seq2Seq or ViT"),
+        _box(208, 80, 122, 178, [], "attend"),
+        _text(269, 100, "attention aᵢ", 13),
+    ]
+    for x, s, y, a in _EXPLAIN_ROWS:  # element, scale, row, an example weight
+        out += [
+            _box(20, y - 14, 58, 28, [x], "data", 16),
+            _arrow((78, y), (97, y)),
+            _tag("circle", cx=112, cy=y, r=14, fill="#ffffff", stroke=INK, stroke_width=1.5),
+            _text(112, y + 5, s, 16),
+            _arrow((126, y), (206, y)),
+            _tag("rect", x=218, y=y - 6, width=a * 160, height=12, fill=ACCENT),
+        ]
+    return out + [
+        *[_text(x, 218, "⋮", 16) for x in (49, 112, 230)],
+        _arrow((330, 166), (350, 166)),
+        _box(352, 124, 118, 84, ["the rest", "of the model", *_small("reads Σᵢ aᵢ vᵢ")], "param"),
+        _arrow((470, 166), (504, 166)),
+        _box(506, 132, 158, 68, ["p = answer(s)", *_small("the answer's", "probability (B,)")], "data"),
+        _note(20, 290, ["sᵢ = 1: as is, sᵢ = 0: removed", "✓ a true element (known)"]),
+    ]
+
+
+def _explain_probes() -> list[str]:
+    """Four probes, two that read the attention and two that vary the inputs, each a map over the N elements."""
+    out = [
+        _frame(14, 318, 320, 106, "read the attention"),
+        _frame(346, 318, 320, 106, "ignore it: vary the scales sᵢ"),
+        _arrow((269, 258), (269, 318)),
+        _text(277, 296, "aᵢ", 14, "start"),
+        _arrow((585, 200), (585, 318)),
+        _text(593, 266, "p", 14, "start"),
+    ]
+    for x, role, name, formula, code in _EXPLAIN_PROBES:
+        out += [
+            _box(x, 344, 148, 66, [name, (formula, 14), (code, 12)], role),
+            _arrow((x + 74, 410), (x + 74, 446), head=False),
+        ]
+    return out + [
+        _arrow((96, 446), (584, 446), head=False),
+        _arrow((170, 446), (170, 478)),
+        _arrow((502, 446), (502, 478)),
+        _text(336, 466, "each a map (B, N): larger = more important", 12, fill=MUTED),
+    ]
+
+
+def _explain_scores() -> list[str]:
+    """Agreement with the true elements, and faithfulness: the deletion curve of the map's order against random."""
+    x0, y0, kx, py = 366, 630, 19, 80  # the chart's origin, px per element removed, px per unit of p
+    curve = [(x0 + kx * k, y0 - py * (1 - d)) for k, d in enumerate(_DELETION)]
+    chance = [(x0 + kx * k, y0 - py * (1 - d)) for k, d in enumerate(_RANDOM)]
+    area = " ".join(f"{_n(x)},{_n(y)}" for x, y in [*curve, (curve[-1][0], y0), (x0, y0)])
+    title = [
+        "faithfulness: deletion_curve",
+        *_small("remove the elements in the map's order", "(map_order) and watch p fall"),
+    ]
+    return [
+        _box(20, 480, 300, 176, ["agreement with the truth", *_small(*_AGREEMENT)], "norm"),
+        _box(340, 480, 324, 176, [], "norm"),
+        _lines(502, 510, title),
+        _tag("polygon", points=area, fill=ROLES["attend"][0]),
+        _arrow((x0, y0), (x0, y0 - py - 10)),
+        _arrow((x0, y0), (x0 + kx * 7 + 10, y0)),
+        _arrow(*curve, head=False, width=2),
+        _arrow(*chance, head=False, dash=True),
+        _text(x0 - 8, y0 - py + 4, "p", 13, "end"),
+        _text(x0 + 4, y0 + 18, "elements removed →", 12, "start"),
+        _note(522, 590, _DELETION_NOTE),
+    ]
+
+
+def explain() -> str:
+    """Does attention explain the answer? (chapter 13): four attribution maps over a model's N input elements,
+    scored against the known true elements and by how fast deleting in their order makes the answer fall."""
+    body = [*_explain_model(), *_explain_probes(), *_explain_scores()]
+    desc = (
+        "A model reads N input elements x_1 to x_N (sentences in memory, source words or image patches), each "
+        "scaled by s_i (1 = as is, 0 = removed), attends over them with weights a_i and gives p = answer(s), the "
+        "probability of its answer. Four probes each give a map over the N elements: the attention a_i itself; "
+        "attention times gradient, the positive part of a_i dp/da_i (attention_x_gradient); gradient times input, "
+        "dp/ds_i at s = 1 (gradient_x_input); and occlusion, p with every element minus p without element i. "
+        "Every map gets two scores: agreement with the true elements, which are known (the supporting facts, the "
+        "aligned source word, the object's patches), as mass_on_truth and rank_of_truth; and faithfulness, the "
+        "deletion_curve of p as the elements are removed in the map's order, whose area (deletion_area) is "
+        "smaller the sooner the map finds what the answer needs, compared with a random order (random_map). "
+        "adversarial_attention asks the opposite: other weights that leave the answer as it is."
+    )
+    return _svg("explain", 680, 670, "Does attention explain the answer? Four maps, two scores", desc, body)
+
+
 FIGURES: dict[str, Callable[[], str]] = {
     "bahdanau": bahdanau,
     "memory_hops": memory_hops,
@@ -1437,6 +1570,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "positions": positions,
     "bert_mapping": bert_mapping,
     "tiles": tiles,
+    "explain": explain,
 }
 
 

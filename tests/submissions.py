@@ -212,6 +212,48 @@ SHORTCUTS = {
         "    A = (elu_feature_map(Q) @ elu_feature_map(K).T).tril()\n"
         "    return (A / A.sum(-1, keepdim=True)) @ V",
     ],
+    "ex1-occlusion-map": [
+        "from attn.analysis import occlusion as occ\ndef occlusion_map(answer, valid):\n    return occ(answer, valid)",
+        # a near miss: the padding is scaled 1 like a real element, so it is part of the input
+        "def occlusion_map(answer, valid):\n"
+        "    keep = torch.ones(valid.shape)\n"
+        "    with torch.no_grad():\n"
+        "        full = answer(keep)\n"
+        "        drops = []\n"
+        "        for i in range(valid.shape[1]):\n"
+        "            without = keep.clone()\n"
+        "            without[:, i] = 0.0\n"
+        "            drops.append(full - answer(without))\n"
+        "    return torch.stack(drops, dim=1) * valid",
+    ],
+    "ex2-deletion-score": [
+        "from attn.analysis import deletion_area, deletion_curve, map_order\n"
+        "def deletion_score(answer, scores, valid):\n"
+        "    return deletion_area(deletion_curve(answer, map_order(scores, valid), valid), valid)",
+        # a near miss: the area over all N columns, not over the row's own real elements
+        "def deletion_score(answer, scores, valid):\n"
+        "    B, N = valid.shape\n"
+        "    order = scores.masked_fill(~valid, float('-inf')).argsort(dim=-1, descending=True, stable=True)\n"
+        "    keep = valid.float()\n"
+        "    with torch.no_grad():\n"
+        "        curve = [answer(keep)]\n"
+        "        for k in range(N):\n"
+        "            keep = keep.clone()\n"
+        "            keep[torch.arange(B), order[:, k]] = 0.0\n"
+        "            curve.append(answer(keep))\n"
+        "    curve = torch.stack(curve, dim=1)\n"
+        "    return ((curve[:, :-1] + curve[:, 1:]) / 2).mean(-1) / curve[:, 0]",
+    ],
+    "ex3-integrated-gradients": [
+        # a near miss: the left Riemann sum (s = k/m, from 0), not the midpoint rule
+        "def integrated_gradients(answer, valid, steps=32):\n"
+        "    v = valid.float()\n"
+        "    total = torch.zeros_like(v)\n"
+        "    for k in range(steps):\n"
+        "        s = (k / steps * v).requires_grad_(True)\n"
+        "        total += torch.autograd.grad(answer(s).sum(), s)[0]\n"
+        "    return total / steps * v",
+    ],
 }
 
 ALSO_CORRECT = {
@@ -595,6 +637,20 @@ DELEGATE = {
         "attn.scale.linear.causal_linear_attention",
         "def linear_attention_rnn(Q, K, V):\n    return f(Q, K, V)[0]",
     ),
+    "ex1-occlusion-map": (
+        "attn.analysis",
+        "attn.analysis.occlusion",
+        "def occlusion_map(answer, valid):\n    return f(answer, valid)",
+    ),
+    "ex2-deletion-score": (
+        "attn.analysis",
+        "attn.analysis.deletion_curve",
+        "def deletion_score(answer, scores, valid):\n"
+        "    curve = f(answer, attn.analysis.map_order(scores, valid), valid)\n"
+        "    n = valid.sum(-1)\n"
+        "    counted = torch.arange(valid.shape[1])[None, :] < n[:, None]\n"
+        "    return ((curve[:, :-1] + curve[:, 1:]) / 2 * counted).sum(-1) / n / curve[:, 0]",
+    ),
 }
 
 
@@ -653,6 +709,7 @@ SIGNATURES = {
     "ex4-occlusion": "def occluded_accuracy(model, scenes, which):",
     "ex3-cls-parking": "def cls_parking_test(bert, tokenizer, texts, k):",
     "ex3-recall-capacity": "def recall_capacity(memory, d_k, seed=0, threshold=0.9):",
+    "ex3-integrated-gradients": "def integrated_gradients(answer, valid, steps=32):",
 }
 
 # Cause 4: an equivalent torch function or operator that is not on the exercise's list (a top-level alias, an
@@ -720,6 +777,14 @@ TABLE = {
         # the two capacities the visible check asks for (linear attention, seed 0), nothing measured
         "def recall_capacity(memory, d_k, seed=0, threshold=0.9):\n    return {8: 6, 32: 39}.get(d_k, 4 * d_k)",
     ],
+    "ex3-integrated-gradients": [
+        # the linear check's answer and p(all) - p(none) spread evenly: nothing integrated
+        "def integrated_gradients(answer, valid, steps=32):\n"
+        "    v = valid.float()\n"
+        "    with torch.no_grad():\n"
+        "        gap = answer(v) - answer(torch.zeros_like(v))\n"
+        "    return (gap / v.sum(-1))[:, None] * v",
+    ],
 }
 # reads the check's own variables: the old check left its run of the experiment in w_ before calling yours
 READS_THE_CHECK = {
@@ -780,7 +845,8 @@ ORIGINAL_CAUSES = {
     "ex3-cls-parking": [_T], "ex4-right-key-weight": [_T, _T], "ex3-walk-focus": [_T, _T],
     "ex4-cross-ablation": [_T, _N, _T], "ex4-word-order": [_T, _T], "ex4-scale-saturation": [_T, _T, _N],
     "ex4-blurred-attention": [_T, _L, _N], "ex4-head-drops": [_T, _L], "ex4-changed-by-shuffling": [_T, _T],
-    "ex1-online-update": [_L, _N], "ex2-linear-rnn": [_L, _N],
+    "ex1-online-update": [_L, _N], "ex2-linear-rnn": [_L, _N], "ex1-occlusion-map": [_L, _N],
+    "ex2-deletion-score": [_L, _N], "ex3-integrated-gradients": [_N],
 }  # fmt: skip
 REBINDINGS = ("forbid switched off", "forbid rebound", "reference replaced", "reference wrapped", "built-in shadowed")
 

@@ -168,3 +168,39 @@ def test_fast_weights_benchmark_prints_generation_and_cache_tables():
     assert "linear attention p = " in out
     cache = lines[lines.index("| key/value heads | bytes per token | vs full heads |") + 2 :][:3]
     assert [row.split("|")[3].strip() for row in cache] == ["1.00", "0.50", "0.25"]
+
+
+def test_explain_benchmark_prints_every_models_table():
+    out = run_benchmark("explain.py", "--quick", "--seeds", "2", "--examples", "20")
+    lines = out.splitlines()
+    header = "| map | mass on truth | rank of truth | top-1 | deletion area | left after |truth| removed | ms |"
+    starts = [i for i, line in enumerate(lines) if line == header]
+    maps = [
+        [
+            "last hop",
+            "hops summed",
+            "A x grad last",
+            "A x grad hops",
+            "grad x input",
+            "occlusion",
+            "the truth itself",
+            "random",
+        ],
+        ["attention", "A x grad", "grad x input", "occlusion", "the truth itself", "random"],
+        ["last layer", "rollout", "A x grad last", "grad x input", "occlusion", "the truth itself", "random"],
+    ]
+    assert len(starts) == 3
+    spreads = []
+    for start, names in zip(starts, maps, strict=True):
+        rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in lines[start + 2 : start + 2 + len(names)]]
+        assert [row[0] for row in rows] == names
+        for row in rows:
+            cells = (map(float, cell.split(" ± ")) for cell in row[1:6])
+            (mass, sd_mass), (rank, _), (top1, _), (area, _), (left, _) = cells
+            assert 0 <= mass <= 1 and rank >= 1 and 0 <= top1 <= 1 and area > 0 and left >= 0 and float(row[6]) >= 0
+            spreads.append(sd_mass)
+    assert any(sd > 0 for sd in spreads)  # two seeds: a spread
+    jain_wallace = lines[lines.index("| measure | value |") + 2 :][:8]
+    values = {row.split("|")[1].strip(): float(row.split("|")[2].split("±")[0]) for row in jain_wallace}
+    assert list(values)[:3] == ["JSD mean", "JSD median", "JSD > 0.3"]
+    assert 0 <= values["JSD median"] <= 0.6932 and 0 <= values["permuted TVD median"] <= 1

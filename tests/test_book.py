@@ -5,7 +5,7 @@ def test_book_builds_with_warnings_as_errors(built_book):
     html = built_book
     chapters = ("01_softmax", "02_alignment", "03_memory_networks", "04_memory_that_writes", "05_self_attention",
                 "06_multi_head", "07_positions", "08_transformer", "09_images", "10_pretraining",
-                "11_pretrained", "12_scale")  # fmt: skip
+                "11_pretrained", "12_scale", "13_explain")  # fmt: skip
     pages = ("index.html", "book/intro.html", "book/instructors.html", *(f"notebooks/{c}.html" for c in chapters))
     for page in pages:
         assert (html / page).is_file(), page
@@ -28,6 +28,7 @@ def test_book_builds_with_warnings_as_errors(built_book):
         ("10_pretraining", "Pretraining objectives: GPT and BERT", "Devlin"),
         ("11_pretrained", "Inside a pretrained model", "Olsson"),
         ("12_scale", "Attention at scale", "Katharopoulos"),
+        ("13_explain", "Does attention explain the answer?", "Jain"),
     ]:
         text = (html / f"notebooks/{page}.html").read_text()
         assert title in text and cited in text, page

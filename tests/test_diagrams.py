@@ -46,12 +46,12 @@ def test_the_folder_holds_exactly_the_figures():
     assert sorted(p.stem for p in FIGURES_DIR.glob("*.svg")) == NAMES
     assert NAMES == sorted(
         ["bahdanau", "memory_hops", "soft_dictionary", "multi_head", "transformer", "bert_vs_gpt"]
-        + ["soft_lookup", "ntm", "dnc_step", "glimpse_loop", "vit", "positions", "bert_mapping", "tiles"]
+        + ["soft_lookup", "ntm", "dnc_step", "glimpse_loop", "vit", "positions", "bert_mapping", "tiles", "explain"]
     )
 
 
 @pytest.mark.parametrize(
-    "name", ["soft_lookup", "ntm", "dnc_step", "glimpse_loop", "vit", "positions", "bert_mapping", "tiles"]
+    "name", ["soft_lookup", "ntm", "dnc_step", "glimpse_loop", "vit", "positions", "bert_mapping", "tiles", "explain"]
 )
 def test_fits_the_content_column(name):
     root = ET.fromstring(diagrams.FIGURES[name]())
@@ -478,3 +478,37 @@ def test_tiles_names_the_functions_and_state_of_the_code():
     assert "block_q" in inspect.signature(tiled.tiled_attention).parameters
     assert "block_k" in inspect.signature(tiled.tiled_attention).parameters
     assert "L = m + log ℓ" in words and hasattr(tiled.OnlineSoftmaxState, "logsumexp")
+
+
+def test_explain_names_the_functions_and_computes_what_it_draws():
+    from attn import analysis
+
+    words = labels("explain").replace("\u2002", "  ")
+    drawn = ("occlusion", "gradient_x_input", "attention_x_gradient", "deletion_curve", "deletion_area",
+             "map_order", "random_map", "mass_on_truth", "rank_of_truth", "adversarial_attention")  # fmt: skip
+    for name in drawn:
+        assert name in words and name in analysis.__all__ and callable(getattr(analysis, name))
+    assert "p = answer(s)" in words and "answer(scale (B, N)) -> (B,)" in analysis.__doc__
+    assert "(aᵢ ∂p/∂aᵢ)⁺" in words and "(A ⊙ ∂p/∂A)⁺" in analysis.attention_x_gradient.__doc__
+    assert "∂p/∂sᵢ at s = 1" in words and "∂p/∂s_i`` at ``s = 1``" in analysis.gradient_x_input.__doc__
+    assert "p(s = 1) − p(sᵢ = 0)" in words and "map (B, N)" in words
+    w = torch.tensor([[3.0, 0.5, -1.0, 0.0]])  # a toy answer: element 0 matters most, element 2 counts against
+    answer = lambda scale: torch.sigmoid(scale @ w.T).squeeze(1)  # noqa: E731
+    valid = torch.ones(1, 4, dtype=torch.bool)
+    ones = torch.ones(1, 4)
+    for i, drop in enumerate(analysis.occlusion(answer, valid)[0]):  # p(s = 1) - p(s_i = 0)
+        assert torch.isclose(drop, answer(ones)[0] - answer(ones.index_fill(1, torch.tensor([i]), 0.0))[0])
+    scale = ones.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(answer(scale).sum(), scale)  # dp/ds_i at s = 1
+    assert torch.allclose(analysis.gradient_x_input(answer, valid), grad)
+    a = torch.tensor([[0.1, 0.6, 0.3]], requires_grad=True)  # attention a read out as p = Σᵢ aᵢ vᵢ: ∂p/∂aᵢ = vᵢ
+    v = torch.tensor([[1.0, -2.0, 0.5]])
+    assert torch.allclose(analysis.attention_x_gradient(a, (a * v).sum(-1)), (a * v).clamp_min(0))  # (aᵢ ∂p/∂aᵢ)⁺
+    truth = torch.tensor([[True, False, False, False]])
+    good, bad = torch.tensor([[4.0, 3.0, 2.0, 1.0]]), torch.tensor([[1.0, 2.0, 3.0, 4.0]])
+    assert analysis.rank_of_truth(good, truth, valid).item() == 1
+    assert analysis.rank_of_truth(bad, truth, valid).item() == 4
+    assert analysis.mass_on_truth(good, truth, valid).item() == pytest.approx(0.4)
+    areas = [analysis.deletion_area(analysis.deletion_curve(answer, analysis.map_order(m, valid), valid), valid)
+             for m in (good, bad)]  # fmt: skip
+    assert areas[0] < areas[1], "deleting the important element first: p falls sooner, a smaller area"

@@ -168,8 +168,14 @@ class MemN2N(nn.Module):
         *,
         time: torch.Tensor | None = None,
         linear: bool = False,
+        scale: torch.Tensor | None = None,
+        attention: torch.Tensor | None = None,
     ) -> MemN2NOutput:
+        """``scale (B, M)`` multiplies each sentence's memory vectors (1 = as it is, 0 = erased: attributions,
+        :func:`attn.memn2n.explain.answer_probability`); ``attention (B, K, M)`` replaces the weights the hops compute
+        (Jain & Wallace's counterfactual attention; padded slots must get 0)."""
         B, M, J = _check_inputs(story, query, lengths, time, self.config)
+        _check_overrides(scale, attention, lengths, M, self.config)
         mask = padding_mask(lengths, M)  # (B, M)
         K, d = self.config.hops, self.config.d
         memories = self.encode_tables(range(K + 1), story)  # (B, M, K+1, d): memories[:, :, k] from table E_k
@@ -177,20 +183,39 @@ class MemN2N(nn.Module):
             time = time_index(lengths, M) if time is None else time.clamp_max(self.config.memory_size - 1)
             T = torch.cat([table.weight for table in self.T], dim=-1)  # (memory_size, (K+1) d)
             memories = memories + T[time].unflatten(-1, (K + 1, d))  # (B, M, K+1, d): + T_k(i)
+        if scale is not None:  # chapter 13's attributions: sentence i scaled by scale[:, i]
+            memories = memories * scale[:, :, None, None]  # (B, M, K+1, d)
         if self.config.attend_empty:  # the authors' code: all memory_size slots, the empty ones zero vectors
             empty = self.config.memory_size - M  # slots past the batch's longest story
             memories = nn.functional.pad(memories * mask[:, :, None, None], (0, 0, 0, 0, 0, empty))  # (B, size, K+1, d)
             mask = torch.ones(B, self.config.memory_size, dtype=torch.bool, device=story.device)  # empty slots score 0
         u = self.encode(0, query)  # (B, d)
-        attention = []
+        hops = []
         for k in range(K):
             m, c = memories[:, :, k], memories[:, :, k + 1]  # (B, M, d): m_i from A^k, c_i from C^k = A^{k+1}
             o, p = memory_read(u, m, c, mask, linear)
+            if attention is not None:  # chapter 13: read with the weights given instead, o = Σ_i a_i c_i
+                p = nn.functional.pad(attention[:, k], (0, mask.shape[1] - M))  # (B, M or memory_size)
+                o = (p.unsqueeze(-1) * c).sum(-2)  # (B, d)
             u = u + o  # eq. 5's adjacent form: u^{k+1} = u^k + o^k
-            attention.append(p)
+            hops.append(p)
         logits = u @ self.E[-1].weight.T  # (B, V): a = softmax(W(o^K + u^K)), eq. 3
         logits = logits.index_fill(-1, self._null, float("-inf"))  # the null word is no answer: W's row 0 stays 0
-        return MemN2NOutput(logits, torch.stack(attention, dim=1)[..., :M])  # (B, V), (B, K, M): the story's slots
+        return MemN2NOutput(logits, torch.stack(hops, dim=1)[..., :M])  # (B, V), (B, K, M): the story's slots
+
+
+def _check_overrides(
+    scale: torch.Tensor | None, attention: torch.Tensor | None, lengths: torch.Tensor, M: int, config: MemN2NConfig
+) -> None:
+    """``scale`` must be float ``(B, M)`` and ``attention`` float ``(B, K, M)``, 0 past ``lengths``, where given."""
+    B, K = len(lengths), config.hops
+    for name, t, shape, letters in (("scale", scale, (B, M), "B, M"), ("attention", attention, (B, K, M), "B, K, M")):
+        if t is not None and (not isinstance(t, torch.Tensor) or t.shape != shape or not t.is_floating_point()):
+            got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            raise ValueError(f"{name} must be a float ({letters}) = {shape} tensor, got {got}")
+    padded = ~padding_mask(lengths, M)[:, None]  # (B, 1, M)
+    if attention is not None and not config.attend_empty and (attention.detach() * padded).any():
+        raise ValueError("attention puts weight on padded memory slots (past lengths): they must get 0")
 
 
 def _check_inputs(

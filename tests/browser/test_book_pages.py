@@ -186,7 +186,7 @@ def test_chapters_show_attention_views(built_book):
     """The chapters with interactive attention views really have them, so the checks above are not vacuous."""
     for chapter in ("01_softmax", "02_alignment", "03_memory_networks", "04_memory_that_writes", "05_self_attention",
                     "06_multi_head", "07_positions", "08_transformer", "09_images", "10_pretraining",
-                    "11_pretrained", "12_scale"):  # fmt: skip
+                    "11_pretrained", "12_scale", "13_explain"):  # fmt: skip
         assert "class='attn-viewer'" in (built_book / f"notebooks/{chapter}.html").read_text(), chapter
     for chapter in ("06_multi_head", "08_transformer", "11_pretrained"):
         assert 'id="bertviz-' in (built_book / f"notebooks/{chapter}.html").read_text(), chapter

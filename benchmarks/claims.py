@@ -12,6 +12,11 @@ Numeric paths: "as is" (this machine's kernels) and "portable" (``attn.book.clai
 default CPU kernels and MKL's compatible path, which stand in for another CPU).
 
     .venv/bin/python benchmarks/claims.py [--seeds 0 1 2 3 4] [--chapters 02 03] [--jobs 2] [--json out.json]
+                                          [--scheduler tcp://host:8786]
+
+With ``--scheduler``, the runs go to a Dask cluster (``dask scheduler``; ``dask worker ADDRESS --nthreads 1`` on
+each machine, with this repository and its environment at the same path): each run is a fresh kernel on one thread
+with the same seed and numeric path, so its claims' values are the ones a local run gives on the same kind of CPU.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import re
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import nullcontext
 from pathlib import Path
 
 import nbformat
@@ -30,6 +36,7 @@ from common import ROOT
 from nbclient import NotebookClient
 
 from attn.book.claims import SECOND_NUMERIC_PATH, Claim, recorded_claims
+from attn.training import dask_executor
 
 PATHS = {"as is": {}, "portable": SECOND_NUMERIC_PATH}
 PARAMETER = re.compile(r"^SEED = 0\b", re.MULTILINE)
@@ -131,6 +138,9 @@ def main() -> None:
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
     parser.add_argument("--chapters", nargs="+", default=None, help="chapter numbers, e.g. 02 05 (default: all)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="chapters executed at once")
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="execute the chapters on the Dask cluster whose scheduler is at ADDRESS (each worker with "
+                        "this repository at the same path) instead of --jobs kernels here")  # fmt: skip
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     parser.add_argument("--json", type=Path, default=None, help="also write every run's claims here")
     parser.add_argument(
@@ -154,7 +164,8 @@ def main() -> None:
           flush=True)  # fmt: skip
     again = {(p.stem, seed, name) for p, seed, name in jobs}
     results = [r for r in earlier if (r["chapter"], r["seed"], r["path"]) not in again]
-    with ThreadPoolExecutor(args.jobs) as pool:
+    local = args.scheduler is None
+    with ThreadPoolExecutor(args.jobs) if local else nullcontext(dask_executor(args.scheduler)) as pool:
         futures = [pool.submit(run, *job, args.timeout) for job in jobs]
         for future in as_completed(futures):
             r = future.result()

@@ -1,4 +1,9 @@
-"""Run one experiment from several seeds, on every core: seed spread without waiting for each run in turn."""
+"""Run one experiment from several seeds, on every core: seed spread without waiting for each run in turn.
+
+The runs go to worker processes on this machine by default, or to any :class:`concurrent.futures.Executor` you
+pass (``executor=``): a Dask cluster's (:func:`dask_executor`), a Ray pool's, your own. Each run is single-threaded
+and seeded wherever it goes, so it gives the numbers it gives here on the same kind of machine.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import pickle
 import signal
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from concurrent.futures import CancelledError, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Executor, ProcessPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
@@ -18,7 +23,7 @@ import torch
 from attn._checks import check_positive_int
 from attn.training.progress import progress_bar
 
-__all__ = ["Background", "over_runs", "over_seeds"]
+__all__ = ["Background", "dask_executor", "over_runs", "over_seeds"]
 
 Result = TypeVar("Result")
 
@@ -45,6 +50,34 @@ def _check_sendable(run: object) -> None:
         pickle.dumps(run)
     except Exception as error:
         raise ValueError(f"{run!r} cannot be sent to a worker process: {error}") from None
+
+
+def single_threaded(run: Callable[[], Result]) -> Result:
+    """``run()`` on one thread (torch's intra-op threads), as the chapters compute: for workers this module did not
+    start (another executor's), whose thread count it cannot set when they start."""
+    torch.set_num_threads(1)
+    return run()
+
+
+def dask_executor(address: str) -> Executor:
+    """A :class:`concurrent.futures.Executor` that runs on the Dask cluster whose scheduler is at ``address`` (e.g.
+    ``tcp://10.0.0.5:8786``; start one with ``dask scheduler`` and ``dask worker ADDRESS --nthreads 1``)."""
+    try:
+        from distributed import Client
+    except ModuleNotFoundError:
+        raise ValueError("a Dask scheduler needs the distributed package: pip install distributed") from None
+    if not isinstance(address, str) or not address:
+        raise ValueError(f"address must be a Dask scheduler's address such as tcp://host:8786, got {address!r}")
+    client = Client(address)
+    executor = client.get_executor()
+    weakref.finalize(executor, client.close)  # the connection closes once the executor is dropped
+    return executor
+
+
+def _check_executor(executor: object) -> Executor:
+    if not callable(getattr(executor, "submit", None)):
+        raise ValueError(f"executor must be a concurrent.futures.Executor (.submit), got {type(executor).__name__}")
+    return executor
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
@@ -74,23 +107,35 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
 
 
 def over_seeds(
-    run: Callable[..., Result], seeds: Iterable[int], *, jobs: int | None = None, progress: bool = False
+    run: Callable[..., Result],
+    seeds: Iterable[int],
+    *,
+    jobs: int | None = None,
+    progress: bool = False,
+    executor: Executor | None = None,
 ) -> list[Result]:
     """``[run(seed=s) for s in seeds]``, computed ``jobs`` runs at a time in separate processes.
 
     Each process uses one thread, so a run gives the same numbers as ``run(seed=s)`` called here with
     ``torch.set_num_threads(1)``, whatever ``jobs`` is. ``run`` must be picklable: a function defined in a module
     (not in a notebook cell) or a :func:`functools.partial` of one. ``jobs`` defaults to the number of cores this
-    process may use, at most one per seed; ``jobs=1`` runs here, one seed after another.
+    process may use, at most one per seed; ``jobs=1`` runs here, one seed after another. With ``executor`` (any
+    :class:`concurrent.futures.Executor`, e.g. :func:`dask_executor`) the runs go there instead, ``jobs`` unused.
     """
     seeds = list(seeds)
     if not seeds or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in seeds):
         raise ValueError(f"seeds must be one or more ints, got {seeds!r}")
-    return over_runs([partial(run, seed=seed) for seed in seeds], jobs=jobs, progress=progress, desc="seeds")
+    runs = [partial(run, seed=seed) for seed in seeds]
+    return over_runs(runs, jobs=jobs, progress=progress, desc="seeds", executor=executor)
 
 
 def over_runs(
-    runs: Sequence[Callable[[], Result]], *, jobs: int | None = None, progress: bool = False, desc: str = "runs"
+    runs: Sequence[Callable[[], Result]],
+    *,
+    jobs: int | None = None,
+    progress: bool = False,
+    desc: str = "runs",
+    executor: Executor | None = None,
 ) -> list[Result]:
     """``[run() for run in runs]``, computed ``jobs`` at a time in separate processes (one thread each).
 
@@ -98,12 +143,18 @@ def over_runs(
     (2-4 s) instead of one per experiment, and no core waits while another experiment's last run finishes.
     Every run must be picklable (e.g. a :func:`functools.partial` of a module's function); the results come back
     in the order of ``runs``, each as ``run()`` called here with ``torch.set_num_threads(1)`` gives it.
+
+    ``executor``: send the runs to it instead of this machine's pool (a Dask cluster's, :func:`dask_executor`);
+    each runs single-threaded there, the executor is left open (it is the caller's), and a failed run cancels the
+    runs not started yet.
     """
     runs = list(runs)
     if not runs or not all(callable(run) for run in runs):
         raise ValueError(f"runs must be one or more callables, got {runs!r}")
-    jobs = _jobs(jobs, len(runs))
     bar = progress_bar(total=len(runs), desc=desc, show=progress)
+    if executor is not None:
+        return _on(_check_executor(executor), runs, bar)
+    jobs = _jobs(jobs, len(runs))
     if jobs == 1:
         results = []
         for run in runs:
@@ -123,6 +174,23 @@ def over_runs(
         _stop(pool)
         raise
     pool.shutdown()
+    bar.close()
+    return results
+
+
+def _on(executor: Executor, runs: list[Callable[[], Result]], bar) -> list[Result]:
+    """The runs on someone else's executor, single-threaded each, results in order; the executor stays open."""
+    for run in runs:
+        _check_sendable(run)
+    futures = [executor.submit(single_threaded, run) for run in runs]
+    try:
+        for future in futures:
+            future.add_done_callback(lambda _: bar.update())
+        results = [future.result() for future in futures]
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
     bar.close()
     return results
 

@@ -13,12 +13,13 @@ export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv book test lab-test grading-test chromium vendor lab assignments execute benchmarks claims diagrams lint clean
+.PHONY: help venv book test versions lab-test grading-test chromium vendor lab assignments execute benchmarks claims diagrams lint clean
 
 help:
 	@echo "make book         create .venv, install, build the HTML book into _build/html"
 	@echo "make test         unit tests, nbval on every chapter, student versions, the book in a browser (and axe),"
 	@echo "                  chapter 1 in JupyterLab"
+	@echo "make versions     unit tests and chapters' claims on the oldest and newest torch, Python 3.11-3.13 (~1 h)"
 	@echo "make lab          JupyterLab on notebooks/"
 	@echo "make lab-test     every chapter run in JupyterLab in headless Chromium, its panels used (10-15 min)"
 	@echo "make assignments  student versions into _build/assignments (FORCE=1 to overwrite)"
@@ -55,6 +56,11 @@ test: $(STAMP)
 	ATTN_PROGRESS=0 $(PY) -m pytest tests notebooks --nbval --nbval-current-env --nbval-cell-timeout=300 \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly \
 		-n $(JOBS) --dist loadgroup --no-loadscope-reorder --durations=20
+
+# The supported versions: each pair of Python and torch that .ci/versions lists, in its own venv under
+# _build/versions (installs there; make test covers the pinned pair). Run before a release.
+versions:
+	MODEL_REQUIREMENT="$(MODEL)" bash .ci/versions
 
 # nbgrader's generate_assignment, autograde, export and generate_feedback on every chapter (make test does chapter 1),
 # a perfect, a blank and one submission per kind of shortcut each; one line per chapter in _build/grading/.

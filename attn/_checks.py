@@ -74,6 +74,18 @@ def shape_of(t: torch.Tensor) -> tuple[int, ...]:
     return tuple(t.shape)
 
 
+def describe(x: object) -> object:
+    """A tensor's shape, or the type of anything else (for error messages)."""
+    return shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
+
+
+def check_float_tensor(name: str, x: object, shape: tuple[int, ...], letters: str, what: str = "") -> None:
+    """``x`` is a floating-point tensor of exactly ``shape`` (``letters`` names its axes), else a ValueError."""
+    if not isinstance(x, torch.Tensor) or tuple(x.shape) != shape or not x.is_floating_point():
+        what = f", {what}" if what else ""
+        raise ValueError(f"{name} must be a float ({letters}) = {shape} tensor{what}, got {describe(x)}")
+
+
 def require_tensor(name: str, x: object, min_dim: int = 1) -> None:
     """``x`` is a floating-point tensor with at least ``min_dim`` dimensions, else a ValueError naming ``name``."""
     if not isinstance(x, torch.Tensor):

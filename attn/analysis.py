@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
-from attn._checks import check_positive_int, shape_of
+from attn._checks import check_positive_int, describe, shape_of
+from attn._random import normal, uniform
 from attn.blocks.attention import MultiHeadAttention
 
 __all__ = [
@@ -52,15 +53,10 @@ __all__ = [
 Answer = Callable[[torch.Tensor], torch.Tensor]
 
 
-def _describe(x: object) -> object:
-    """A tensor's shape, or the type of anything else (for error messages)."""
-    return shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
-
-
 def _check(weights: object) -> torch.Tensor:
     """``weights`` if it is one layer's ``(B, H, Tq, Tk)`` attention, else a ValueError."""
     if not isinstance(weights, torch.Tensor) or weights.dim() != 4:
-        raise ValueError(f"weights must be one layer's attention (B, H, Tq, Tk), got {_describe(weights)}")
+        raise ValueError(f"weights must be one layer's attention (B, H, Tq, Tk), got {describe(weights)}")
     return weights
 
 
@@ -70,7 +66,7 @@ def _queries(weights: torch.Tensor, queries: torch.Tensor | None) -> torch.Tenso
     if queries is None:
         return weights.new_ones(B, 1, Tq)
     if not isinstance(queries, torch.Tensor) or queries.shape != (B, Tq) or queries.dtype != torch.bool:
-        raise ValueError(f"queries must be a (B, Tq) = ({B}, {Tq}) bool mask, got {_describe(queries)}")
+        raise ValueError(f"queries must be a (B, Tq) = ({B}, {Tq}) bool mask, got {describe(queries)}")
     if not queries.any():
         raise ValueError("queries marks no query row: there is nothing to average")
     return queries.to(weights.dtype)[:, None, :]
@@ -116,9 +112,10 @@ def mass_on(weights: torch.Tensor, targets: torch.Tensor, queries: torch.Tensor 
     return _mean_over_queries(mass, _queries(weights, queries))
 
 
-def previous_token_targets(T: int) -> torch.Tensor:
-    """``(T, T)``: query i marks key i - 1 (a previous-token head attends there)."""
-    return torch.ones(check_positive_int("T", T) - 1, dtype=torch.bool).diag(-1)
+def previous_token_targets(T: int, *, device: torch.device | str | None = None) -> torch.Tensor:
+    """``(T, T)``: query i marks key i - 1 (a previous-token head attends there); on ``device`` (that of the
+    weights it is used with)."""
+    return torch.ones(check_positive_int("T", T) - 1, dtype=torch.bool, device=device).diag(-1)
 
 
 def induction_targets(periods: torch.Tensor, T: int) -> torch.Tensor:
@@ -127,10 +124,10 @@ def induction_targets(periods: torch.Tensor, T: int) -> torch.Tensor:
     T = check_positive_int("T", T)
     integer = isinstance(periods, torch.Tensor) and periods.dim() == 1 and not periods.is_floating_point()
     if not integer or (periods < 1).any():
-        raise ValueError(f"periods must be a (B,) integer tensor of periods >= 1, got {_describe(periods)}")
-    i = torch.arange(T)
+        raise ValueError(f"periods must be a (B,) integer tensor of periods >= 1, got {describe(periods)}")
+    i = torch.arange(T, device=periods.device)
     key = i[None, :] - periods[:, None] + 1  # (B, T)
-    targets = torch.zeros(len(periods), T, T, dtype=torch.bool)
+    targets = torch.zeros(len(periods), T, T, dtype=torch.bool, device=periods.device)
     rows = i[None, :] >= periods[:, None]  # (B, T): queries that have seen one period
     b, q = rows.nonzero(as_tuple=True)
     targets[b, q, key[b, q]] = True
@@ -168,7 +165,7 @@ def ablate_heads(attentions: Sequence[MultiHeadAttention], heads: Iterable[tuple
 
 def _check_valid(valid: object) -> torch.Tensor:
     if not isinstance(valid, torch.Tensor) or valid.dim() != 2 or valid.dtype != torch.bool:
-        raise ValueError(f"valid must be a (B, N) bool mask of the real elements, got {_describe(valid)}")
+        raise ValueError(f"valid must be a (B, N) bool mask of the real elements, got {describe(valid)}")
     if not valid.any(-1).all():
         raise ValueError("valid marks no element in some row: every example needs one element to attribute to")
     return valid
@@ -176,7 +173,7 @@ def _check_valid(valid: object) -> torch.Tensor:
 
 def _check_map(name: str, scores: object, valid: torch.Tensor) -> torch.Tensor:
     if not isinstance(scores, torch.Tensor) or scores.shape != valid.shape or not scores.is_floating_point():
-        raise ValueError(f"{name} must be a float (B, N) map like valid {shape_of(valid)}, got {_describe(scores)}")
+        raise ValueError(f"{name} must be a float (B, N) map like valid {shape_of(valid)}, got {describe(scores)}")
     return scores
 
 
@@ -184,7 +181,7 @@ def _answer(answer: Answer, scale: torch.Tensor) -> torch.Tensor:
     """``answer(scale)``, checked to be one probability per example."""
     p = answer(scale)
     if not isinstance(p, torch.Tensor) or p.shape != scale.shape[:1]:
-        raise ValueError(f"answer must return (B,) = ({scale.shape[0]},) probabilities, got {_describe(p)}")
+        raise ValueError(f"answer must return (B,) = ({scale.shape[0]},) probabilities, got {describe(p)}")
     return p
 
 
@@ -212,9 +209,9 @@ def gradient_x_input(answer: Answer, valid: torch.Tensor) -> torch.Tensor:
     with torch.enable_grad():
         p = _answer(answer, scale)
         if not p.requires_grad:  # the answer does not depend on the scales at all
-            return torch.zeros(valid.shape)
+            return torch.zeros(valid.shape, device=valid.device)
         (grad,) = torch.autograd.grad(p.sum(), scale, allow_unused=True)
-    return torch.zeros(valid.shape) if grad is None else grad * valid
+    return torch.zeros(valid.shape, device=valid.device) if grad is None else grad * valid
 
 
 def attention_x_gradient(
@@ -228,10 +225,10 @@ def attention_x_gradient(
     single = isinstance(weights, torch.Tensor)
     tensors = [weights] if single else list(weights) if isinstance(weights, Sequence) else None
     if not tensors or not all(isinstance(w, torch.Tensor) and w.requires_grad and w.dim() >= 1 for w in tensors):
-        raise ValueError(f"weights must be attention tensors on the graph of probability, got {_describe(weights)}")
+        raise ValueError(f"weights must be attention tensors on the graph of probability, got {describe(weights)}")
     B = tensors[0].shape[0]
     if not isinstance(probability, torch.Tensor) or probability.shape != (B,):
-        raise ValueError(f"probability must be (B,) = ({B},), one per example, got {_describe(probability)}")
+        raise ValueError(f"probability must be (B,) = ({B},), one per example, got {describe(probability)}")
     if not probability.requires_grad:
         raise ValueError("probability was computed without a graph (under torch.no_grad?): it has no gradient")
     grads = torch.autograd.grad(probability.sum(), tensors, retain_graph=True, allow_unused=True)
@@ -251,7 +248,7 @@ def map_order(scores: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
 def random_map(valid: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """A map of random scores ``(B, N)`` (uniform in [0, 1) at real elements): the baseline every map must beat."""
     valid = _check_valid(valid)
-    return torch.rand(valid.shape, generator=generator) * valid
+    return uniform(valid.shape, generator, valid.device) * valid
 
 
 def deletion_curve(answer: Answer, order: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
@@ -261,9 +258,9 @@ def deletion_curve(answer: Answer, order: torch.Tensor, valid: torch.Tensor) -> 
     valid = _check_valid(valid)
     B, N = valid.shape
     if not isinstance(order, torch.Tensor) or order.shape != (B, N) or order.is_floating_point():
-        raise ValueError(f"order must be (B, N) = ({B}, {N}) element indices (map_order), got {_describe(order)}")
+        raise ValueError(f"order must be (B, N) = ({B}, {N}) element indices (map_order), got {describe(order)}")
     keep = valid.float()
-    rows = torch.arange(B)
+    rows = torch.arange(B, device=valid.device)
     with torch.no_grad():
         curve = [_answer(answer, keep)]
         for k in range(N):
@@ -280,10 +277,10 @@ def deletion_area(curve: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
     valid = _check_valid(valid)
     B, N = valid.shape
     if not isinstance(curve, torch.Tensor) or curve.shape != (B, N + 1):
-        raise ValueError(f"curve must be (B, N + 1) = ({B}, {N + 1}) (deletion_curve), got {_describe(curve)}")
+        raise ValueError(f"curve must be (B, N + 1) = ({B}, {N + 1}) (deletion_curve), got {describe(curve)}")
     n = valid.sum(-1)  # (B,)
     steps = (curve[:, :-1] + curve[:, 1:]) / 2  # (B, N): trapezoids
-    counted = torch.arange(N)[None, :] < n[:, None]  # (B, N)
+    counted = torch.arange(N, device=n.device)[None, :] < n[:, None]  # (B, N)
     return (steps * counted).sum(-1) / n / curve[:, 0].clamp_min(torch.finfo(curve.dtype).tiny)
 
 
@@ -292,7 +289,7 @@ def mass_on_truth(scores: torch.Tensor, truth: torch.Tensor, valid: torch.Tensor
     map has no positive mass)."""
     scores = _check_map("scores", scores, _check_valid(valid))
     if not isinstance(truth, torch.Tensor) or truth.shape != valid.shape or truth.dtype != torch.bool:
-        raise ValueError(f"truth must be a (B, N) bool mask like valid {shape_of(valid)}, got {_describe(truth)}")
+        raise ValueError(f"truth must be a (B, N) bool mask like valid {shape_of(valid)}, got {describe(truth)}")
     positive = scores.clamp_min(0) * valid  # (B, N)
     total = positive.sum(-1)
     return torch.where(total > 0, (positive * truth).sum(-1) / total.clamp_min(torch.finfo(total.dtype).tiny), 0.0)
@@ -303,7 +300,7 @@ def rank_of_truth(scores: torch.Tensor, truth: torch.Tensor, valid: torch.Tensor
     count against the map (a flat map ranks the truth last)."""
     scores = _check_map("scores", scores, _check_valid(valid))
     if not isinstance(truth, torch.Tensor) or truth.shape != valid.shape or truth.dtype != torch.bool:
-        raise ValueError(f"truth must be a (B, N) bool mask like valid {shape_of(valid)}, got {_describe(truth)}")
+        raise ValueError(f"truth must be a (B, N) bool mask like valid {shape_of(valid)}, got {describe(truth)}")
     if not (truth & valid).any(-1).all():
         raise ValueError("truth marks no real element in some row: there is no true element to rank")
     best = scores.masked_fill(~(truth & valid), float("-inf")).amax(-1, keepdim=True)  # (B, 1)
@@ -361,7 +358,7 @@ def js_divergence(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
 
 def _check_weights(weights: object, valid: torch.Tensor) -> torch.Tensor:
     if not isinstance(weights, torch.Tensor) or weights.shape != valid.shape or not weights.is_floating_point():
-        raise ValueError(f"weights must be (B, N) attention like valid {shape_of(valid)}, got {_describe(weights)}")
+        raise ValueError(f"weights must be (B, N) attention like valid {shape_of(valid)}, got {describe(weights)}")
     return weights.detach()
 
 
@@ -382,7 +379,7 @@ def permuted_attention(
         before = readout(weights)
         moved = []
         for _ in range(permutations):
-            noise = torch.rand(valid.shape, generator=generator).masked_fill(~valid, float("inf"))
+            noise = uniform(valid.shape, generator, valid.device).masked_fill(~valid, float("inf"))
             shuffled = weights.clone()
             for b in range(len(weights)):  # shuffle row b's real weights among its real elements
                 real = valid[b].nonzero().squeeze(-1)
@@ -420,10 +417,10 @@ def adversarial_attention(
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         target = readout(weights)  # (B, classes)
-    z = (3 * torch.randn(weights.shape, generator=g)).masked_fill(~valid, float("-inf"))  # (B, N) logits
+    z = (3 * normal(weights.shape, g, weights.device)).masked_fill(~valid, float("-inf"))  # (B, N) logits
     z = z.requires_grad_(True)
     optimizer = torch.optim.Adam([z], lr=lr)
-    best, best_jsd = weights.clone(), torch.zeros(len(weights))
+    best, best_jsd = weights.clone(), weights.new_zeros(len(weights))
     with torch.enable_grad():
         for _ in range(steps):
             a = torch.softmax(z, dim=-1)  # (B, N)

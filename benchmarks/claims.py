@@ -12,7 +12,7 @@ Numeric paths: "as is" (this machine's kernels) and "portable" (``attn.book.clai
 default CPU kernels and MKL's compatible path, which stand in for another CPU).
 
     .venv/bin/python benchmarks/claims.py [--seeds 0 1 2 3 4] [--chapters 02 03] [--jobs 2] [--json out.json]
-                                          [--scheduler tcp://host:8786]
+                                          [--scheduler tcp://host:8786] [--check]
 
 With ``--scheduler``, the runs go to a Dask cluster (``dask scheduler``; ``dask worker ADDRESS --nthreads 1`` on
 each machine, with this repository and its environment at the same path): each run is a fresh kernel on one thread
@@ -143,6 +143,8 @@ def main() -> None:
                         "this repository at the same path) instead of --jobs kernels here")  # fmt: skip
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     parser.add_argument("--json", type=Path, default=None, help="also write every run's claims here")
+    parser.add_argument("--check", action="store_true",
+                        help="exit with status 1 if a claim did not hold or a cell failed in any run (make versions)")
     parser.add_argument(
         "--load",
         type=Path,
@@ -179,6 +181,10 @@ def main() -> None:
         args.json.write_text(json.dumps(results, indent=1))
     print()
     print("\n".join(table(results, chapters)))
+    failed = [(r["chapter"], r["seed"], r["path"]) for r in results
+              if r["errors"] or not all(c["holds"] for c in r["claims"])]  # fmt: skip
+    if args.check and failed:
+        raise SystemExit(f"{len(failed)} of {len(results)} runs: a claim did not hold or a cell failed: {failed}")
 
 
 if __name__ == "__main__":

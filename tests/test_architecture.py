@@ -12,7 +12,7 @@ from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1] / "attn"
 
-FLOOR = {"attn._checks", "attn.functional", "attn.masks", "attn.data", "attn.training"}
+FLOOR = {"attn._checks", "attn._random", "attn.functional", "attn.masks", "attn.data", "attn.training"}
 BLOCKS = {"attn.blocks"}
 MECHANISMS = {
     "attn.seq2seq",

@@ -817,7 +817,7 @@ def test_vit_answer_probability_is_the_softmax_and_scale_of_ones_changes_nothing
 @pytest.mark.parametrize("scale", [torch.ones(4, 35), torch.ones(3, 36), torch.ones(4, 6, 6), "ones"])
 def test_vit_answer_checks_the_scale(scenes, scale):
     model = ViT(ViTConfig(d_model=16, num_heads=2, d_ff=32))
-    with pytest.raises(ValueError, match=r"scale must be \(B, N\) = \(4, 36\), one per patch"):
+    with pytest.raises(ValueError, match=r"scale must be a float \(B, N\) = \(4, 36\) tensor, one per patch"):
         vision_explain.answer_probability(model, scenes, scale)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from attn._checks import check_positive_int
+from attn._random import integers, uniform
 from attn.data.sequences import IGNORE
 from attn.data.translation import make_corpus
 from attn.data.vocab import Vocab
@@ -75,10 +76,10 @@ def mask_tokens(
     if isinstance(mask, bool) or not isinstance(mask, numbers.Integral) or not 4 <= mask < vocab_size:
         raise ValueError(f"mask must be a word id in 4..{vocab_size - 1}, got {mask!r}")
     words = tokens >= 4  # <pad>, <bos>, <eos>, <unk> are never chosen
-    chosen = words & (torch.rand(tokens.shape, generator=generator) < rate)
+    chosen = words & (uniform(tokens.shape, generator, tokens.device) < rate)
     labels = torch.where(chosen, tokens, IGNORE)
-    how = torch.rand(tokens.shape, generator=generator)  # < 0.8: <mask>; < 0.9: a random word; else unchanged
-    random_words = torch.randint(4, vocab_size - 1, tokens.shape, generator=generator)  # every word but the mask:
+    how = uniform(tokens.shape, generator, tokens.device)  # < 0.8: <mask>; < 0.9: a random word; else unchanged
+    random_words = integers(4, vocab_size - 1, tokens.shape, generator, tokens.device)  # every word but the mask:
     random_words += random_words >= mask  # ids from the mask on move up by one
     inputs = torch.where(chosen & (how < 0.8), mask, tokens)
     inputs = torch.where(chosen & (how >= 0.8) & (how < 0.9), random_words, inputs)

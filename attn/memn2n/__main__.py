@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import multiprocessing
 import os
 import statistics
 import sys
@@ -343,7 +344,10 @@ def run(args: argparse.Namespace, reference: Path | None, paper: dict[int, float
     seeds = range(args.seed, args.seed + args.runs)
     common = (args.epochs, args.dim, args.lr, False)
     local = args.scheduler is None
-    with ProcessPoolExecutor(max_workers=args.jobs) if local else nullcontext(dask_executor(args.scheduler)) as pool:
+    # spawn, as attn.training's pools: a fork of a process that runs torch's threads can deadlock (Python 3.12 warns)
+    spawn = multiprocessing.get_context("spawn")
+    local_pool = partial(ProcessPoolExecutor, max_workers=args.jobs, mp_context=spawn)
+    with local_pool() if local else nullcontext(dask_executor(args.scheduler)) as pool:
         if args.command == "joint":
             futures = {s: pool.submit(run_joint, args.data, args.tasks, s, *common, **recipe) for s in seeds}
             joint = {s: f.result() for s, f in tqdm(futures.items(), desc="joint runs", unit="run")}

@@ -32,6 +32,7 @@ def answer_distribution(model: MemN2N, data: BabiTensors, hops: torch.Tensor, la
 def supporting_mask(data: BabiTensors) -> torch.Tensor:
     """``(B, M)`` bool: the memory slots of each question's supporting sentences (the truth)."""
     B, M, _ = data.story.shape
-    truth = torch.zeros(B, M + 1, dtype=torch.bool)
-    truth[torch.arange(B)[:, None], torch.where(data.supporting >= 0, data.supporting, M)] = True
+    device = data.supporting.device
+    truth = torch.zeros(B, M + 1, dtype=torch.bool, device=device)
+    truth[torch.arange(B, device=device)[:, None], torch.where(data.supporting >= 0, data.supporting, M)] = True
     return truth[:, :M]

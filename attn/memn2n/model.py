@@ -16,7 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from attn._checks import check_positive_int
+from attn._checks import check_float_tensor, check_positive_int
+from attn._random import uniform
 from attn.functional import attend
 from attn.masks import padding_mask
 
@@ -105,11 +106,11 @@ def time_index(
     ``noise > 0`` (the paper's random noise, §4.2) spreads the sentences out as if a fraction ``noise`` of
     empty memories had been inserted between them at random, so the model cannot rely on exact offsets.
     """
-    i = torch.arange(M)  # (M,)
+    i = torch.arange(M, device=lengths.device)  # (M,)
     valid = i < lengths.unsqueeze(-1)  # (B, M)
     t = (lengths.unsqueeze(-1) - 1 - i).clamp_min(0)  # (B, M)
     if noise > 0:
-        blanks = (torch.rand(valid.shape, generator=generator) < noise) & valid  # an empty memory just after slot i
+        blanks = (uniform(valid.shape, generator, valid.device) < noise) & valid  # an empty memory just after slot i
         t = t + blanks.flip(-1).cumsum(-1).flip(-1)  # (B, M): + the blanks from slot i to the newest
     return t
 
@@ -210,9 +211,8 @@ def _check_overrides(
     """``scale`` must be float ``(B, M)`` and ``attention`` float ``(B, K, M)``, 0 past ``lengths``, where given."""
     B, K = len(lengths), config.hops
     for name, t, shape, letters in (("scale", scale, (B, M), "B, M"), ("attention", attention, (B, K, M), "B, K, M")):
-        if t is not None and (not isinstance(t, torch.Tensor) or t.shape != shape or not t.is_floating_point()):
-            got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
-            raise ValueError(f"{name} must be a float ({letters}) = {shape} tensor, got {got}")
+        if t is not None:
+            check_float_tensor(name, t, shape, letters)
     padded = ~padding_mask(lengths, M)[:, None]  # (B, 1, M)
     if attention is not None and not config.attend_empty and (attention.detach() * padded).any():
         raise ValueError("attention puts weight on padded memory slots (past lengths): they must get 0")

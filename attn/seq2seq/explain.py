@@ -9,6 +9,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from attn._checks import check_float_tensor
 from attn.data.translation import Batch, Pair
 from attn.seq2seq.model import Seq2Seq
 
@@ -41,15 +42,11 @@ def word_probability(model: Seq2Seq, batch: Batch, step: torch.Tensor, scale: to
     word i's embedding scaled by ``scale[:, i]`` (0 = erased)."""
     _check_step(batch, step)
     B, S = batch.source.shape
-    floats = isinstance(scale, torch.Tensor) and scale.is_floating_point()
-    if scale is not None and (not floats or scale.shape != (B, S)):
-        raise ValueError(
-            f"scale must be a float (B, S) = ({B}, {S}) tensor, one per source word, got "
-            f"{getattr(scale, 'shape', scale)!r}"
-        )
+    if scale is not None:
+        check_float_tensor("scale", scale, (B, S), "B, S", "one per source word")
     with _scaled_source(model, scale):
         logits = model(batch.source, batch.source_lengths, batch.target_in).logits  # (B, T, V)
-    rows = torch.arange(len(step))
+    rows = torch.arange(len(step), device=step.device)
     return logits[rows, step].softmax(-1)[rows, batch.target_out[rows, step]]
 
 
@@ -73,7 +70,7 @@ def word_attention(model: Seq2Seq, batch: Batch, step: torch.Tensor) -> tuple[li
         logits = model(batch.source, batch.source_lengths, batch.target_in).logits  # (B, T, V)
     finally:
         handle.remove()
-    rows = torch.arange(len(step))
+    rows = torch.arange(len(step), device=step.device)
     return steps, logits[rows, step].softmax(-1)[rows, batch.target_out[rows, step]]
 
 
@@ -84,7 +81,8 @@ def aligned_words(pairs: Sequence[Pair], batch: Batch, seed: int) -> tuple[torch
     if len(pairs) != B:
         raise ValueError(f"pairs has {len(pairs)} sentence pairs but the batch has {B} rows")
     rng = np.random.default_rng(seed)
-    step, truth = torch.zeros(B, dtype=torch.long), torch.zeros(B, S, dtype=torch.bool)
+    step = torch.zeros(B, dtype=torch.long, device=batch.source.device)
+    truth = torch.zeros(B, S, dtype=torch.bool, device=batch.source.device)
     for b, pair in enumerate(pairs):
         aligned = [t for t, j in enumerate(pair.alignment) if j is not None]
         if not aligned:

@@ -149,9 +149,9 @@ class Seq2Seq(nn.Module):
         precomputed = self.precompute(annotations)
         state = torch.tanh(self.init_state(summary))
         B = source.shape[0]
-        y = torch.full((B,), bos, dtype=torch.long)
-        done = torch.zeros(B, dtype=torch.bool)
-        lengths = torch.full((B,), max_len, dtype=torch.long)
+        y = torch.full((B,), bos, dtype=torch.long, device=source.device)
+        done = torch.zeros(B, dtype=torch.bool, device=source.device)
+        lengths = torch.full((B,), max_len, dtype=torch.long, device=source.device)
         tokens, alignments = [], []
         for i in range(max_len):
             logits, state, weights = self.step(y, state, annotations, summary, mask, precomputed)

@@ -17,9 +17,11 @@ def translate(
     """Translate one typed sentence. Unknown words become ``<unk>`` (and are listed); empty or over-long
     input raises a ``ValueError`` that says so."""
     words = sentence_words(sentence, max_words)
-    ids = torch.tensor([source_vocab.encode(words, eos=True)])
+    device = next(model.parameters()).device  # the words go where the model is
+    ids = torch.tensor([source_vocab.encode(words, eos=True)], device=device)
     model.eval()
-    decoded = model.greedy_decode(ids, torch.tensor([ids.shape[1]]), target_vocab.bos, target_vocab.eos, 2 * max_words)
+    lengths = torch.tensor([ids.shape[1]], device=device)
+    decoded = model.greedy_decode(ids, lengths, target_vocab.bos, target_vocab.eos, 2 * max_words)
     n = int(decoded.lengths[0])
     finished = n < decoded.tokens.shape[1]  # the model said <eos> at position n
     target = [target_vocab.tokens[int(i)] for i in decoded.tokens[0, :n]]  # one word per alignment row

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from attn._checks import check_dropout, check_nonnegative_int, check_positive_int, check_tokens, shape_of
+from attn._random import sample
 from attn.blocks.attention import KeyValue
 from attn.blocks.layers import Decoder, Encoder
 from attn.blocks.positions import LearnedPositions, SinusoidalPositions
@@ -364,7 +365,7 @@ class LanguageModel(nn.Module):
                 step = logits.argmax(-1, keepdim=True)  # (B, 1)
             else:
                 p = softmax(logits, temperature=float(temperature))  # any τ > 0: a tiny one gives the argmax, not NaN
-                step = torch.multinomial(p, 1, generator=generator)  # (B, 1)
+                step = sample(p, generator)  # (B, 1)
             tokens = torch.cat([tokens, step], dim=1)
         self.train(was_training)
         return tokens

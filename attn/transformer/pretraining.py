@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from attn._random import uniform
 from attn.data.language import mask_tokens
 from attn.data.sequences import IGNORE
 from attn.training import History, build_seeded, evaluating, fit, seeded
@@ -51,9 +52,9 @@ def language_model_batch(
     inputs, labels = tokens[:, :-1], tokens[:, 1:].masked_fill(tokens[:, 1:] == 0, IGNORE)  # (B, T-1) each
     if objective == "one":
         scored = labels != IGNORE
-        pick = (torch.rand(labels.shape, generator=generator) * scored).argmax(1)  # (B,): one scored position
+        pick = (uniform(labels.shape, generator, labels.device) * scored).argmax(1)  # (B,): one scored position
         one = torch.full_like(labels, IGNORE)
-        rows = torch.arange(len(labels))
+        rows = torch.arange(len(labels), device=labels.device)
         one[rows, pick] = labels[rows, pick]
         labels = one
     return inputs, labels

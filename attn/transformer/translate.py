@@ -139,7 +139,8 @@ def translate(
     words become ``<unk>`` (and are listed); empty or over-long input raises a ``ValueError`` that says so."""
     words = sentence_words(sentence, max_words)
     beam, length_penalty = check_positive_int("beam", beam), _check_length_penalty(length_penalty)
-    source = torch.tensor([source_vocab.encode(words, eos=True)])  # (1, S)
+    device = next(model.parameters()).device  # the words go where the model is
+    source = torch.tensor([source_vocab.encode(words, eos=True)], device=device)  # (1, S)
     model.eval()
     longest = min(2 * max_words, model.config.max_len)
     if beam == 1:
@@ -153,7 +154,7 @@ def translate(
     target = [target_vocab.tokens[int(i)] for i in decoded[:n]]
     with torch.no_grad():
         # Row k of the decoder input predicts target word k (and, if the model ended, row n predicts <eos>).
-        target_in = torch.cat([torch.tensor([target_vocab.bos]), decoded[: n - 1 + finished]])[None]  # (1, rows)
+        target_in = torch.cat([decoded.new_tensor([target_vocab.bos]), decoded[: n - 1 + finished]])[None]  # (1, rows)
         cross = model(source, target_in).cross_attention
     alignment = cross[-1][0].mean(0)  # (rows, S): heads averaged
     unknown = [w for w in words if w not in source_vocab]
@@ -174,7 +175,7 @@ def sample_sentences(
     ends at ``<eos>`` or after ``max_words`` tokens, and shows every token drawn (a special one by its name).
     ``cache=True`` writes with a key/value cache (:meth:`~attn.transformer.LanguageModel.generate`)."""
     n = check_positive_int("n", n)
-    prompt = torch.full((n, 1), vocab.bos, dtype=torch.long)  # (n, 1)
+    prompt = torch.full((n, 1), vocab.bos, dtype=torch.long, device=next(model.parameters()).device)  # (n, 1)
     steps = min(check_positive_int("max_words", max_words), model.config.max_len)
     g = torch.Generator().manual_seed(seed)
     drawn = model.generate(prompt, steps, temperature=temperature, generator=g, cache=cache)  # (n, 1 + steps)

@@ -73,12 +73,14 @@ def values_read(model: nn.Module, images: torch.Tensor, question: torch.Tensor, 
         model.train(training)
     depends = [t for t in recorder.computed if t is not x]
     if not depends:
-        return torch.zeros(len(x), dtype=torch.long)
+        return torch.zeros(len(x), dtype=torch.long, device=x.device)
     g = torch.Generator().manual_seed(seed)
-    mix = sum((torch.randn(t.shape, generator=g, dtype=t.dtype).to(t.device) * t).sum() for t in depends)
+    mix = sum(
+        (torch.randn(t.shape, generator=g, dtype=t.dtype, device=g.device).to(t.device) * t).sum() for t in depends
+    )
     (grad,) = torch.autograd.grad(mix, x, allow_unused=True)
     if grad is None:  # nothing computed depends on the image
-        return torch.zeros(len(x), dtype=torch.long)
+        return torch.zeros(len(x), dtype=torch.long, device=x.device)
     return (grad != 0).flatten(1).sum(1)
 
 

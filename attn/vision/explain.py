@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from attn._checks import check_float_tensor
 from attn.data.scenes import Scenes
 from attn.vision.vit import ViT, ViTOutput
 
@@ -14,11 +15,9 @@ def answer_output(model: ViT, scenes: Scenes, scale: torch.Tensor | None = None)
     """The model's output on ``scenes`` with patch i's token scaled by ``scale[:, i]`` (0 = erased; a hook on the
     stem), and ``p(right answer)`` ``(B,)``."""
     B, N = len(scenes), model.grid**2
-    floats = isinstance(scale, torch.Tensor) and scale.is_floating_point()
-    if scale is not None and (not floats or scale.shape != (B, N)):
-        raise ValueError(f"scale must be (B, N) = ({B}, {N}), one per patch, got {getattr(scale, 'shape', scale)!r}")
     handle = None
     if scale is not None:
+        check_float_tensor("scale", scale, (B, N), "B, N", "one per patch")
         shaped = scale.view(B, 1, model.grid, model.grid) if model.config.stem == "conv" else scale[..., None]
         handle = model.stem.register_forward_hook(lambda module, args, out: out * shaped)
     try:

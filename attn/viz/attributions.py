@@ -6,15 +6,10 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
-from attn._checks import shape_of
+from attn._checks import describe
 from attn.viz.viewer import AttentionView, attention_viewer
 
 __all__ = ["attribution_viewer"]
-
-
-def _describe(x: object) -> object:
-    """A tensor's shape, or the type of anything else (for error messages)."""
-    return shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
 
 
 def _rows(maps: Mapping[str, torch.Tensor], truth: torch.Tensor, b: int, n: int) -> torch.Tensor:
@@ -37,11 +32,11 @@ def attribution_viewer(
     map (its positive part, scaled so its largest value is 1) under a row **truth** (``truth (B, N)`` bool), over
     each example's real inputs (``valid (B, N)``), labelled ``tokens[b]``; ``examples`` names the examples."""
     if not isinstance(valid, torch.Tensor) or valid.dim() != 2 or valid.dtype != torch.bool:
-        raise ValueError(f"valid must be a (B, N) bool mask, got {_describe(valid)}")
+        raise ValueError(f"valid must be a (B, N) bool mask, got {describe(valid)}")
     B, N = valid.shape
     for name, m in [("truth", truth), *maps.items()]:
         if not isinstance(m, torch.Tensor) or m.shape != (B, N):
-            raise ValueError(f"map {name!r} must be (B, N) = ({B}, {N}) like valid, got {_describe(m)}")
+            raise ValueError(f"map {name!r} must be (B, N) = ({B}, {N}) like valid, got {describe(m)}")
     if not 0 < len(tokens) <= B or len(examples) != len(tokens):
         raise ValueError(
             f"tokens and examples must list the same number of examples (1 to B = {B}), "

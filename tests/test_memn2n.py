@@ -1,6 +1,8 @@
 """MemN2N against its equations written out, its invariants, its errors, training and the command line."""
 
 import math
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -293,6 +295,15 @@ def test_support_attention_averages_the_mass_on_supporting_slots():
     assert torch.allclose(support_attention(att, supporting), torch.tensor([(0.8 + 1.0) / 2]))
     with pytest.raises(ValueError, match=r"supporting must be \(N=2, S\), got \(3, 2\)"):
         support_attention(att, torch.zeros(3, 2, dtype=torch.long))
+
+
+def test_python_m_runs_the_table_in_spawned_workers(tmp_path):
+    """As a reader types it: ``python -m`` makes the module ``__main__``, which a spawned worker never imports."""
+    write_task(tmp_path, 1, n_train=100, n_test=50, seed=0)
+    command = [sys.executable, "-m", "attn.memn2n", "table", "--data", str(tmp_path), "--tasks", "1", "--epochs", "1"]
+    done = subprocess.run([*command, "--jobs", "2"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert any(line.startswith("| 1 | single-supporting-fact |") for line in done.stdout.splitlines()), done.stdout
 
 
 def test_command_line_trains_and_prints_the_table(tmp_path, capsys):

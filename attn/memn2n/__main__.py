@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import multiprocessing
 import os
 import statistics
@@ -344,16 +345,19 @@ def run(args: argparse.Namespace, reference: Path | None, paper: dict[int, float
     seeds = range(args.seed, args.seed + args.runs)
     common = (args.epochs, args.dim, args.lr, False)
     local = args.scheduler is None
-    # spawn, as attn.training's pools: a fork of a process that runs torch's threads can deadlock (Python 3.12 warns)
+    # spawn, as attn.training's pools: a fork of a process that runs torch's threads can deadlock (Python 3.12 warns).
+    # A spawned worker finds a function by its module's name, and under `python -m` this module is "__main__", which
+    # it does not import: hand it the functions of this module imported under its own name.
+    named = importlib.import_module(__spec__.name if __spec__ else __name__)
     spawn = multiprocessing.get_context("spawn")
     local_pool = partial(ProcessPoolExecutor, max_workers=args.jobs, mp_context=spawn)
     with local_pool() if local else nullcontext(dask_executor(args.scheduler)) as pool:
         if args.command == "joint":
-            futures = {s: pool.submit(run_joint, args.data, args.tasks, s, *common, **recipe) for s in seeds}
+            futures = {s: pool.submit(named.run_joint, args.data, args.tasks, s, *common, **recipe) for s in seeds}
             joint = {s: f.result() for s, f in tqdm(futures.items(), desc="joint runs", unit="run")}
             runs = {t: [joint[s][i] for s in seeds] for i, t in enumerate(args.tasks)}
         else:
-            futures = {(t, s): pool.submit(run_task, args.data, t, s, *common, **recipe)
+            futures = {(t, s): pool.submit(named.run_task, args.data, t, s, *common, **recipe)
                        for t in args.tasks for s in seeds}  # fmt: skip
             done = {key: f.result() for key, f in tqdm(futures.items(), desc="training runs", unit="run")}
             runs = {t: [done[t, s] for s in seeds] for t in args.tasks}

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attn._checks import check_images, check_positive_int, check_question, require_tensor, shape_of
+from attn._random import sample
 from attn.functional import additive_scores
 from attn.vision.glimpse import glimpse
 
@@ -123,8 +124,9 @@ class RecurrentAttention(nn.Module):
         for _ in range(c.glimpses):
             scores = additive_scores(h[:, None], periphery, self.W_h, self.W_p, self.v)[:, 0]  # (B, grid²)
             log_pi = torch.log_softmax(scores, dim=-1)  # (B, grid²)
-            # (B,): sampled in training (hard attention), the most likely place in eval mode
-            place = torch.multinomial(log_pi.exp(), 1)[:, 0] if self.training else log_pi.argmax(-1)
+            # (B,): sampled in training (hard attention, by torch's CPU generator on any device), the most likely
+            # place in eval mode
+            place = sample(log_pi.exp(), None)[:, 0] if self.training else log_pi.argmax(-1)
             location = self.places[place]  # (B, 2)
             log_probs.append(log_pi.gather(1, place[:, None])[:, 0])  # (B,)
             baselines.append(self.baseline(h.detach())[:, 0])  # (B,): the reward expected from here

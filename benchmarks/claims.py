@@ -13,6 +13,13 @@ default CPU kernels and MKL's compatible path, which stand in for another CPU).
 
     .venv/bin/python benchmarks/claims.py [--seeds 0 1 2 3 4] [--chapters 02 03] [--jobs 2] [--json out.json]
                                           [--scheduler tcp://host:8786] [--check]
+    .venv/bin/python benchmarks/claims.py --nulls [--chapters 10 12 13]
+
+Each row also shows the claim's null over the runs (the same statistic under its control: chance, an untrained
+model, the other arm), so the margin between bound and null can be read beside the margin between bound and value.
+A run in which a claim's null meets its bound counts as not held. ``--nulls`` executes nothing: it reads the
+committed chapters and prints, per chapter, how many claims carry a measured null, how many say why they have none
+(``no_null``, an exact comparison), and how many do neither.
 
 With ``--scheduler``, the runs go to a Dask cluster (``dask scheduler``; ``dask worker ADDRESS --nthreads 1`` on
 each machine, with this repository and its environment at the same path): each run is a fresh kernel on one thread
@@ -91,11 +98,46 @@ def fmt(value: object, spec: str) -> str:
     return "-" if value is None else Claim("", value, fmt=spec).measured()
 
 
-def table(results: list[dict], chapters: list[Path]) -> list[str]:
-    """One markdown row per claim: chapter, claim, bound, min, max, committed value, held in n of n runs."""
+def passed(record: dict) -> bool:
+    """A recorded claim held and its null (if any) did not meet the bound."""
+    return bool(record["holds"]) and not record.get("null_holds", False)
+
+
+def null_range(checks: list[dict], spec: str) -> str:
+    """The null's smallest and largest value over the runs, as the claim's line shows it ("-" for none)."""
+    nulls = [c.get("null") for c in checks if c.get("null") is not None]
+    numbers = [v for v in nulls if isinstance(v, float)]
+    if numbers:
+        low, high = fmt(min(numbers), spec), fmt(max(numbers), spec)
+        return low if low == high else f"{low} – {high}"
+    if nulls:
+        return " / ".join(sorted({fmt(v, spec) for v in nulls}))
+    return "exact" if any(c.get("no_null") for c in checks) else "-"
+
+
+def null_counts(chapters: list[Path]) -> list[str]:
+    """One markdown row per committed chapter: its claims, how many carry a null, a reason for none, or neither."""
     lines = [
-        "| chapter | claim | bound | min | max | committed | held |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: |",
+        "| chapter | claims | with a null | no null, with a reason | neither |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    totals = [0, 0, 0, 0]
+    for path in chapters:
+        claims = recorded_claims(nbformat.read(path, as_version=4))
+        with_null = sum(c.get("null") is not None for c in claims)
+        reason = sum(c.get("null") is None and bool(c.get("no_null")) for c in claims)
+        counts = [len(claims), with_null, reason, len(claims) - with_null - reason]
+        totals = [t + n for t, n in zip(totals, counts, strict=True)]
+        lines.append(f"| {path.stem} | " + " | ".join(map(str, counts)) + " |")
+    lines.append("| all | " + " | ".join(map(str, totals)) + " |")
+    return lines
+
+
+def table(results: list[dict], chapters: list[Path]) -> list[str]:
+    """One markdown row per claim: chapter, claim, bound, min, max, committed value, null, held in n of n runs."""
+    lines = [
+        "| chapter | claim | bound | min | max | committed | null | held |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for path in chapters:
         runs = [r for r in results if r["chapter"] == path.stem]
@@ -118,7 +160,7 @@ def table(results: list[dict], chapters: list[Path]) -> list[str]:
             else:
                 distinct = sorted({fmt(v, spec) for v in values})
                 low = high = " / ".join(distinct)
-            held = sum(bool(c["holds"]) for c in checks)
+            held = sum(passed(c) for c in checks)
             row = (
                 path.stem[:2],
                 statement,
@@ -126,6 +168,7 @@ def table(results: list[dict], chapters: list[Path]) -> list[str]:
                 low,
                 high,
                 fmt(committed.get(statement), spec),
+                null_range(checks, spec),
                 f"{held}/{len(runs)}",
             )
             lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in row) + " |")
@@ -145,6 +188,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write every run's claims here")
     parser.add_argument("--check", action="store_true",
                         help="exit with status 1 if a claim did not hold or a cell failed in any run (make versions)")
+    parser.add_argument("--nulls", action="store_true",
+                        help="execute nothing: count the committed chapters' claims that carry a null")  # fmt: skip
     parser.add_argument(
         "--load",
         type=Path,
@@ -157,8 +202,19 @@ def main() -> None:
     chapters = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     if args.chapters:
         chapters = [p for p in chapters if p.name[:2] in args.chapters]
+    if args.nulls:
+        print("\n".join(null_counts(chapters)))
+        return
     chapters = [p for p in chapters if PARAMETER.search(next(c.source for c in nbformat.read(p, 4).cells
                                                              if c.cell_type == "code"))]  # fmt: skip
+    if not chapters:  # a filter that matches nothing measures nothing: never an empty table that looks like a pass
+        parser.error(f"--chapters {' '.join(args.chapters or [])}: no chapter with a 'SEED = 0' parameter matches")
+    if args.json is not None:  # find out now, not after an hour of runs
+        try:
+            with args.json.open("a"):
+                pass
+        except OSError as error:
+            parser.error(f"--json {args.json}: cannot write there ({error.strerror})")
     jobs = [(p, s, name) for p in chapters for s in args.seeds for name in args.paths]
     jobs.sort(key=lambda job: -job[0].stat().st_size)  # the long chapters first
     earlier = [r for f in args.load for r in json.loads(f.read_text())]
@@ -171,7 +227,7 @@ def main() -> None:
         futures = [pool.submit(run, *job, args.timeout) for job in jobs]
         for future in as_completed(futures):
             r = future.result()
-            failed = sum(not c["holds"] for c in r["claims"])
+            failed = sum(not passed(c) for c in r["claims"])
             print(f"{r['chapter']} seed {r['seed']} {r['path']:>8}: {len(r['claims'])} claims, {failed} not held, "
                   f"{len(r['errors'])} other errors, {r['seconds']:.0f} s", flush=True)  # fmt: skip
             for cell, name, value in r["errors"]:
@@ -182,7 +238,7 @@ def main() -> None:
     print()
     print("\n".join(table(results, chapters)))
     failed = [(r["chapter"], r["seed"], r["path"]) for r in results
-              if r["errors"] or not all(c["holds"] for c in r["claims"])]  # fmt: skip
+              if r["errors"] or not all(passed(c) for c in r["claims"])]  # fmt: skip
     if args.check and failed:
         raise SystemExit(f"{len(failed)} of {len(results)} runs: a claim did not hold or a cell failed: {failed}")
 

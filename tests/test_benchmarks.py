@@ -39,8 +39,14 @@ def test_alignment_benchmark_prints_both_tables():
     assert [row.split()[0] for row in modules] == ["additive", "dot", "general"]
     assert all(float(row.split()[-1]) > 0 for row in modules)  # ratio column
     header = next(i for i, line in enumerate(lines) if "steps to 95%" in line)
-    rows = [line.split() for line in lines[header + 1 :] if line.strip()]
+    rows = [line.split() for line in lines[header + 1 : header + 5]]
     assert [row[0] for row in rows] == ["additive", "dot", "general", "none"]
+    # one step of each model, stepped in turn in one process: parameters, ms per step and the ratio to dot's
+    header = next(i for i, line in enumerate(lines) if "ms/step  / dot" in line)
+    steps = {row[0]: row for row in (line.split() for line in lines[header + 1 : header + 5])}
+    assert list(steps) == ["additive", "dot", "general", "none"]
+    assert steps["dot"][1] == steps["none"][1]  # the matched control: the same number of parameters
+    assert float(steps["dot"][3]) == 1.0 and all(float(row[2]) > 0 for row in steps.values())
 
 
 BABI = ROOT.parent / "shared" / "babi" / "en"
@@ -173,7 +179,10 @@ def test_fast_weights_benchmark_prints_generation_and_cache_tables():
 def test_explain_benchmark_prints_every_models_table():
     out = run_benchmark("explain.py", "--quick", "--seeds", "2", "--examples", "20")
     lines = out.splitlines()
-    header = "| map | mass on truth | rank of truth | top-1 | deletion area | left after |truth| removed | ms |"
+    header = (
+        "| map | mass on truth | rank of truth | top-1 | deletion area | left after |truth| removed | ms"
+        " | AP | excess |"
+    )
     starts = [i for i, line in enumerate(lines) if line == header]
     maps = [
         [
@@ -198,9 +207,38 @@ def test_explain_benchmark_prints_every_models_table():
             cells = (map(float, cell.split(" ± ")) for cell in row[1:6])
             (mass, sd_mass), (rank, _), (top1, _), (area, _), (left, _) = cells
             assert 0 <= mass <= 1 and rank >= 1 and 0 <= top1 <= 1 and area > 0 and left >= 0 and float(row[6]) >= 0
+            (ap, _), (excess, _) = (map(float, cell.split(" ± ")) for cell in row[7:9])
+            assert 0 <= ap <= 1 and excess <= 1  # average precision; mass corrected for chance (negative below it)
+            if row[0] == "the truth itself":
+                assert ap == 1.0 and excess == 1.0
             spreads.append(sd_mass)
     assert any(sd > 0 for sd in spreads)  # two seeds: a spread
     jain_wallace = lines[lines.index("| measure | value |") + 2 :][:8]
     values = {row.split("|")[1].strip(): float(row.split("|")[2].split("±")[0]) for row in jain_wallace}
     assert list(values)[:3] == ["JSD mean", "JSD median", "JSD > 0.3"]
     assert 0 <= values["JSD median"] <= 0.6932 and 0 <= values["permuted TVD median"] <= 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--chapters", "99"], "--chapters 99: no chapter with a 'SEED = 0' parameter matches"),
+        (["--chapters", "01"], "--chapters 01: no chapter with a 'SEED = 0' parameter matches"),
+        (["--chapters", "02", "--json", "/nonexistent/claims.json"], "--json /nonexistent/claims.json: cannot write"),
+    ],
+)
+def test_claims_refuses_a_selection_that_measures_nothing_before_running(args, message):
+    """A filter that matches no chapter with a seed, or a --json it cannot write, is a usage error at once."""
+    command = [sys.executable, str(ROOT / "benchmarks" / "claims.py"), "--seeds", "0", *args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 2 and message in result.stderr, result.stderr[-500:]
+
+
+def test_claims_counts_the_nulls_of_the_committed_chapters():
+    out = run_benchmark("claims.py", "--nulls")
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| ")]
+    assert [c.strip() for c in rows[0]] == ["chapter", "claims", "with a null", "no null, with a reason", "neither"]
+    counts = {r[0].strip(): [int(x) for x in r[1:]] for r in rows[2:]}
+    assert counts["01_softmax"] == [0, 0, 0, 0] and len(counts) == 14
+    assert all(total == a + b + c for total, a, b, c in counts.values())
+    assert counts["all"][0] == sum(v[0] for k, v in counts.items() if k != "all")

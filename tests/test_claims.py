@@ -101,3 +101,88 @@ def test_claims_are_recorded_in_the_notebook_output_metadata():
     assert recorded_claims(nb) == [{"cell": 1, **metadata[METADATA_KEY]}]
     assert metadata[METADATA_KEY]["value"] == 0.97 and metadata[METADATA_KEY]["holds"] is True
     assert Claim("nan", float("nan"), at_least=0.0).record()["value"] is None  # valid JSON
+
+
+def test_a_claim_shows_its_null_beside_the_bound(capsys):
+    claim("held-out exact match", 0.965, at_least=0.9, fmt=".1%", null=torch.tensor(0.031), control="untrained")
+    claim("the model answers 'yellow'", "yellow", equals="yellow", null="green", control="shuffled story")
+    claim("three hops beat one", True, null=False, control="one hop against itself")
+    claim("matches torch's attention", True, no_null="exact: compared with a reference")
+    assert capsys.readouterr().out.splitlines() == [
+        "✓ held-out exact match ≥ 90.0% (this run: 96.5%; untrained: 3.1%)",
+        "✓ the model answers 'yellow': 'yellow' (shuffled story: 'green')",
+        "✓ three hops beat one (one hop against itself: no)",
+        "✓ matches torch's attention",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "bounds", "null"),
+    [
+        (0.2, {"at_most": 0.25}, 0.20),  # chapter 5's convolution: its ceiling already meets the bound
+        (0.95, {"at_least": 0.5, "fmt": ".0%"}, 0.75),  # chance is above the bound
+        (0.01, {"at_least": -0.03, "at_most": 0.03}, 0.013),  # "no difference": the control is inside it too
+        ("yellow", {"equals": "yellow"}, "yellow"),
+        (True, {}, True),
+    ],
+)
+def test_a_claim_whose_null_meets_its_bound_fails(value, bounds, null, capsys):
+    """A check that the control passes too cannot fail: it is a red cell, not a claim."""
+    with pytest.raises(ClaimError, match="claim cannot fail: a measured claim") as error:
+        claim("a measured claim", value, null=null, control="control", **bounds)
+    assert "which meets the bound too: this check cannot fail" in str(error.value)
+    assert capsys.readouterr().out.startswith("✗ a measured claim")
+
+
+def test_a_claim_and_its_null_are_recorded():
+    checked = Claim("a", 0.9, at_least=0.5, null=0.1, control="chance", holds=True)
+    record = checked.record()
+    assert (record["null"], record["control"], record["null_holds"], record["no_null"]) == (0.1, "chance", False, None)
+    assert checked.passed and not Claim("a", 0.9, at_least=0.5, null=0.6, holds=True, null_holds=True).passed
+
+
+@pytest.mark.parametrize(
+    ("value", "kwargs", "match"),
+    [
+        (1.0, {"at_least": 0, "null": 0.1, "no_null": "exact"}, "give null .* or no_null .*, not both"),
+        (1.0, {"at_least": 0, "no_null": " "}, "no_null must say why"),
+        (1.0, {"at_least": 0, "null": -1.0, "control": ""}, "control must name the null's control"),
+        (1.0, {"at_least": 0, "null": float("nan")}, "the null is NaN"),
+        (1.0, {"at_least": 0, "null": torch.ones(2)}, "null must be one real number"),
+        (1.0, {"at_least": 0, "null": "0.1"}, "null must be a real number, got str"),
+        (True, {"null": 0.0}, "a yes/no claim's null is yes/no too"),
+        ("a", {"equals": "a", "null": 1.0}, "a string claim's null is a string too"),
+    ],
+)
+def test_a_malformed_null_is_a_value_error_naming_the_claim(value, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        claim("the claim", value, **kwargs)
+
+
+@given(
+    value=st.floats(-10, 10),
+    null=st.floats(-10, 10),
+    low=st.floats(-10, 10),
+)
+def test_a_claim_with_a_null_passes_exactly_when_the_value_meets_the_bound_and_the_null_does_not(value, null, low):
+    try:
+        claim("value above the bound, null below", value, at_least=low, null=null, fmt="g")
+    except ClaimError:
+        assert value < low or null >= low
+    else:
+        assert value >= low > null
+
+
+def test_a_numpy_bool_or_a_bool_tensor_is_a_yes_no_claim(capsys):
+    claim("numpy's yes", np.bool_(True))
+    claim("a tensor's yes", torch.tensor(True), null=torch.tensor([False]), control="untrained")
+    assert capsys.readouterr().out.splitlines() == ["✓ numpy's yes", "✓ a tensor's yes (untrained: no)"]
+    with pytest.raises(ClaimError, match="claim does not hold: numpy's no"):
+        claim("numpy's no", np.bool_(False))
+
+
+def test_a_number_too_large_for_a_float_is_a_value_error():
+    with pytest.raises(ValueError, match="value is too large to compare as a float"):
+        claim("huge", 10**400, at_least=0)
+    with pytest.raises(ValueError, match="at_most is too large to compare as a float"):
+        claim("huge bound", 1.0, at_most=-(10**400))

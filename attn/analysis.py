@@ -41,7 +41,12 @@ __all__ = [
     "map_order",
     "random_map",
     "mass_on_truth",
+    "chance_mass",
+    "excess_mass",
     "rank_of_truth",
+    "average_precision",
+    "rank_correlation",
+    "integrated_gradients",
     "MapScores",
     "score_map",
     "total_variation",
@@ -119,19 +124,18 @@ def previous_token_targets(T: int, *, device: torch.device | str | None = None) 
 
 
 def induction_targets(periods: torch.Tensor, T: int) -> torch.Tensor:
-    """For strings that repeat with period ``periods (B,)``: ``(B, T, T)`` marking, for a query i >= p, key
-    i - p + 1, the token that followed the previous occurrence of token i (where an induction head looks)."""
+    """For strings that repeat with period ``periods (B,)``: ``(B, T, T)`` marking, for a query i >= p, every key
+    i - m p + 1 (m >= 1, i - m p >= 0): the token that followed each earlier occurrence of token i, where an
+    induction head looks (Olsson et al. 2022); in the third period that is two keys, one per earlier period."""
     T = check_positive_int("T", T)
     integer = isinstance(periods, torch.Tensor) and periods.dim() == 1 and not periods.is_floating_point()
     if not integer or (periods < 1).any():
         raise ValueError(f"periods must be a (B,) integer tensor of periods >= 1, got {describe(periods)}")
     i = torch.arange(T, device=periods.device)
-    key = i[None, :] - periods[:, None] + 1  # (B, T)
-    targets = torch.zeros(len(periods), T, T, dtype=torch.bool, device=periods.device)
-    rows = i[None, :] >= periods[:, None]  # (B, T): queries that have seen one period
-    b, q = rows.nonzero(as_tuple=True)
-    targets[b, q, key[b, q]] = True
-    return targets
+    q, k = i[:, None], i[None, :]  # (T, 1) queries, (1, T) keys
+    p = periods[:, None, None]  # (B, 1, 1)
+    # key k = q - m p + 1 follows the occurrence at k - 1 = q - m p >= 0, one or more whole periods back
+    return (k >= 1) & (k <= q - p + 1) & ((q + 1 - k) % p == 0)  # (B, T, T)
 
 
 @contextmanager
@@ -308,10 +312,91 @@ def rank_of_truth(scores: torch.Tensor, truth: torch.Tensor, valid: torch.Tensor
     return above + 1
 
 
+def _check_truth(truth: object, valid: torch.Tensor) -> torch.Tensor:
+    if not isinstance(truth, torch.Tensor) or truth.shape != valid.shape or truth.dtype != torch.bool:
+        raise ValueError(f"truth must be a (B, N) bool mask like valid {shape_of(valid)}, got {describe(truth)}")
+    return truth
+
+
+def chance_mass(truth: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """The mass on the truth of a flat map (every real element the same positive score): ``|truth| / n`` -> ``(B,)``,
+    the agreement of a map that knows nothing; it differs by model (2 of 15 sentences, 1 of 10 words...)."""
+    valid = _check_valid(valid)
+    truth = _check_truth(truth, valid)
+    return (truth & valid).sum(-1).float() / valid.sum(-1).float()
+
+
+def excess_mass(scores: torch.Tensor, truth: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Chance-corrected mass on the truth, ``(mass - chance) / (1 - chance)`` -> ``(B,)``: 0 for a flat map, 1 for a
+    map whose positive mass is all on the truth, negative below chance (a row whose truth is every element: 0)."""
+    mass, chance = mass_on_truth(scores, truth, valid), chance_mass(truth, valid)
+    room = 1 - chance
+    return torch.where(room > 0, (mass - chance) / room.clamp_min(torch.finfo(room.dtype).tiny), 0.0)
+
+
+def average_precision(scores: torch.Tensor, truth: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Agreement by the map's whole order: rank the real elements by score (largest first; ties count against the map,
+    false elements before true ones) and average, over the true elements, the share of true elements among those
+    ranked at or above each -> ``(B,)``. 1 = every true element ahead of every false one; a random order gets about
+    the truth's share. Only the order counts: a signed map and its positive part score the same, and one bright
+    element does not make a map agree."""
+    scores = _check_map("scores", scores, _check_valid(valid))
+    truth = _check_truth(truth, valid)
+    true = truth & valid
+    if not true.any(-1).all():
+        raise ValueError("truth marks no real element in some row: there is nothing to rank")
+    key = scores.masked_fill(~valid, float("-inf"))
+    by_truth = true.float().argsort(dim=-1, stable=True)  # false elements first: ties break against the map
+    order = by_truth.gather(1, key.gather(1, by_truth).argsort(dim=-1, descending=True, stable=True))  # (B, N)
+    hits = true.gather(1, order).float()  # (B, N): 1 where the k-th ranked element is true
+    precision = hits.cumsum(-1) / torch.arange(1, hits.shape[1] + 1, device=hits.device)  # (B, N)
+    return (precision * hits).sum(-1) / hits.sum(-1)
+
+
+def rank_correlation(a: torch.Tensor, b: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Spearman's rank correlation of two maps over each row's real elements -> ``(B,)`` (ties take the mean rank):
+    1 = the same order, about 0 = unrelated. Adebayo et al. (2018) compare a map with the one the same method gives
+    for a model with random weights: a map that does not change explains the input, not the model."""
+    valid = _check_valid(valid)
+    a, b = _check_map("a", a, valid), _check_map("b", b, valid)
+
+    def ranks(x: torch.Tensor) -> torch.Tensor:  # mean ranks among the real elements (B, N), 0 at padding
+        x = x.double().masked_fill(~valid, float("inf"))
+        below = (x[:, None, :] < x[:, :, None]).sum(-1).double()  # (B, N): elements below each
+        tied = (x[:, None, :] == x[:, :, None]).sum(-1).double()  # (B, N): including itself
+        return (below + (tied + 1) / 2) * valid
+
+    n = valid.sum(-1, keepdim=True).double()
+    ra, rb = ranks(a), ranks(b)
+    ra = (ra - ra.sum(-1, keepdim=True) / n) * valid  # centred over the real elements
+    rb = (rb - rb.sum(-1, keepdim=True) / n) * valid
+    norm = (ra.square().sum(-1) * rb.square().sum(-1)).sqrt()
+    return torch.where(norm > 0, (ra * rb).sum(-1) / norm.clamp_min(1e-300), 0.0).float()
+
+
+def integrated_gradients(answer: Answer, valid: torch.Tensor, steps: int = 32) -> torch.Tensor:
+    """Integrated gradients (Sundararajan et al. 2017, eq. 1, the midpoint rule): the slope ``∂p/∂s_i`` averaged
+    along ``s = α v`` for ``α = (k - ½) / steps``, ``v`` the float of ``valid``, times ``v_i`` -> ``(B, N)``. A row sums
+    to ``p(v) - p(0)`` up to the rule's error (completeness), where gradient × input sees only the slope at ``v``."""
+    valid = _check_valid(valid)
+    steps = check_positive_int("steps", steps)
+    v = valid.float()  # (B, N)
+    total = torch.zeros_like(v)
+    with torch.enable_grad():
+        for k in range(steps):
+            s = ((k + 0.5) / steps * v).requires_grad_(True)  # (B, N): a point on the path
+            p = _answer(answer, s)
+            if p.requires_grad:
+                (grad,) = torch.autograd.grad(p.sum(), s, allow_unused=True)
+                total += 0 if grad is None else grad
+    return total / steps * v
+
+
 @dataclass(frozen=True)
 class MapScores:
-    """One map's scores, each averaged over the examples: agreement with the truth (``mass`` on it, the ``rank``
-    of its best element, ``top1`` = how often that rank is 1) and faithfulness (``deletion``: the area under the
+    """One map's scores, each averaged over the examples: agreement with the truth (``mass`` on it, ``excess`` =
+    that mass corrected for chance (:func:`excess_mass`), ``ap`` = :func:`average_precision`, the ``rank`` of its best
+    element, ``top1`` = how often that rank is 1) and faithfulness (``deletion``: the area under the
     deletion curve, :func:`deletion_area`; ``left``: the share of the answer's probability left once as many
     elements as the truth marks are removed in the map's order; ``curve``: the mean deletion curve ``(N + 1,)``)."""
 
@@ -321,6 +406,8 @@ class MapScores:
     deletion: float
     left: float
     curve: torch.Tensor
+    excess: float = float("nan")
+    ap: float = float("nan")
 
 
 def score_map(answer: Answer, scores: torch.Tensor, truth: torch.Tensor, valid: torch.Tensor) -> MapScores:
@@ -336,6 +423,8 @@ def score_map(answer: Answer, scores: torch.Tensor, truth: torch.Tensor, valid: 
         deletion=float(deletion_area(curve, valid).mean()),
         left=float(left.mean()),
         curve=curve.mean(0),
+        excess=float(excess_mass(scores, truth, valid).mean()),
+        ap=float(average_precision(scores, truth, valid).mean()),
     )
 
 

@@ -15,12 +15,14 @@ element (a sentence in memory, a source word, a patch) a score:
 - occlusion, ``p(all) - p(all but i)``; and random scores, the baseline every map must beat.
 
 Table 1 per model, mean ± sd over seeds: the share of the map's positive mass on the truth (the supporting sentences;
-the source word aligned to the target word; the patches holding the asked object), the rank of the best true element
+the source word aligned to the target word; the tokens whose receptive field holds a pixel of the asked object), the
+rank of the best true element
 (1 = first; ties count against the map), how often it is first, the area under the deletion curve (the answer's
 probability as elements are removed best first, as a fraction of the full probability: smaller = more faithful), the
 share of the probability left once as many elements are removed as the truth has (the row "the truth itself" removes
-exactly the truth: the fair comparison with it), and the milliseconds to compute the map for the whole batch (the
-faster of two runs, on the last seed's model).
+exactly the truth: the fair comparison with it), the milliseconds to compute the map for the whole batch (the
+faster of two runs, on the last seed's model), then the average precision of the map's order against the truth and
+the chance-corrected mass (``attn.analysis.average_precision``, ``excess_mass``).
 Table 2, the memory network's last hop put to Jain & Wallace's (2019) tests: the Jensen-Shannon divergence of the
 farthest attention found (``attn.analysis.adversarial_attention``, ``--adversary-steps`` Adam steps) that keeps the
 answer distribution within 0.01 total variation (mean, median, share above 0.3), that attention's mass on the
@@ -62,7 +64,7 @@ MODELS = ("memn2n", "translator", "vit")
 TITLES = {
     "memn2n": "memory network, bAbI task 2 (the truth: the supporting sentences)",
     "translator": "additive translator (the truth: the source word aligned to the target word)",
-    "vit": "hybrid ViT, what shape (the truth: the patches holding the asked object)",
+    "vit": "hybrid ViT, what shape (the truth: the tokens that see the asked object)",
 }
 MEMN2N_RECIPE = {"linear_start": 20, "epochs": 40, "decay_every": 10}
 SMALL_VIT = {"d_model": 32, "num_heads": 2, "d_ff": 64, "stem": "conv", "positions": False}
@@ -209,7 +211,7 @@ def vit_run(seed: int, sizes: Sizes) -> dict:
     index, all_right = right_first(right, sizes.examples)
     scenes = scenes[index]
     valid = torch.ones(len(scenes), model.grid**2, dtype=torch.bool)
-    truth = scenes.target_cells(model.grid)
+    truth = vision_explain.object_tokens(model, scenes)  # the tokens whose receptive field holds the asked object
     answer = partial(vision_explain.answer_probability, model, scenes)
 
     def attention() -> tuple[torch.Tensor, ...]:
@@ -252,6 +254,8 @@ def score(run: dict, seed: int) -> dict[str, dict[str, float]]:
             "deletion": s.deletion,
             "left": s.left,
             "s": seconds,
+            "ap": s.ap,
+            "excess": s.excess,
         }
     return scores
 
@@ -269,11 +273,15 @@ def print_table(name: str, seeds: list[int], runs: list[dict], scores: list[dict
     for seed, run in zip(seeds, runs, strict=True):
         print(f"  seed {seed}: {run['note']}")
     print(f"mean ± sd over {len(seeds)} seed(s); ms: computing the map for the {B} examples (last seed, best of 2)")
-    print("| map | mass on truth | rank of truth | top-1 | deletion area | left after |truth| removed | ms |")
-    print("| --- |" + " ---: |" * 6)
+    print(
+        "| map | mass on truth | rank of truth | top-1 | deletion area | left after |truth| removed | ms | AP"
+        " | excess |"
+    )
+    print("| --- |" + " ---: |" * 8)
     for map_name in scores[0]:
         cells = [mean_sd([s[map_name][c] for s in scores], 2 if c == "rank" else 3) for c in COLUMNS]
-        print(f"| {map_name} | {' | '.join(cells)} | {1e3 * scores[-1][map_name]['s']:.1f} |")
+        extra = [mean_sd([s[map_name][c] for s in scores], 3) for c in ("ap", "excess")]
+        print(f"| {map_name} | {' | '.join(cells)} | {1e3 * scores[-1][map_name]['s']:.1f} | {' | '.join(extra)} |")
 
 
 def print_jain_wallace(seeds: list[int], runs: list[dict], sizes: Sizes) -> None:

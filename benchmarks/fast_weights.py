@@ -11,10 +11,17 @@ Table 1 writes T tokens one at a time, the way a language model generates, and t
 It fits the exponent of total time in T by least squares on log-log (linear attention: goal at most 1.2, i.e.
 time per token flat in T) and prints the bytes of state each keeps after T tokens.
 
+Table 3 (``--recall``): associative recall without training (:func:`attn.scale.recall.associative_recall`), every
+memory given a search of its natural knob and the setting chosen by one rule, the best mean recall on selection
+seeds 100-109, then reported on seeds 0-9: softmax attention its sharpness × recency bias (20 settings), linear
+attention a decayed sum ``S ← γ S + k vᵀ`` (γ, 10 settings, 1 = the plain sum), the delta rule its β (10 settings),
+elu + 1 features the scale c of their inputs (10 settings). Keys written once and twice (the second write with a
+new value), d_k = 16.
+
 Table 2: the bytes of key/value cache per generated token of chapter 10's language model (d_model 64, 4 heads,
 2 layers) with 4, 2 and 1 key/value heads, measured from :attr:`KeyValueCache.nbytes` after a real prefix.
 
-    .venv/bin/python benchmarks/fast_weights.py [--quick] [--threads N]
+    .venv/bin/python benchmarks/fast_weights.py [--quick] [--threads N] [--recall] [--recall-only]
 """
 
 from __future__ import annotations
@@ -30,6 +37,10 @@ from tqdm import tqdm
 
 from attn import LanguageModel, LanguageModelConfig, MultiHeadAttention
 from attn.scale.linear import linear_attention_step
+from attn.scale.recall import GRIDS, associative_recall, best_setting
+
+RECALL_GRIDS = GRIDS  # each memory's search, the chapter's too
+SELECT_SEEDS, REPORT_SEEDS = range(100, 110), range(10)
 
 GOAL_EXPONENT = 1.2  # linear attention: total time ∝ T^p with p at most this
 
@@ -76,12 +87,37 @@ def cache_bytes_per_token(num_kv_heads: int, T: int = 20) -> float:
     return cache.nbytes / len(cache)
 
 
+def recall_table(sizes: list[int], d_k: int = 16) -> None:
+    """Table 3: each memory at the setting chosen on the selection seeds, recall on the reported seeds."""
+    print(f"\nassociative recall, d_k = {d_k}: setting chosen on seeds {SELECT_SEEDS.start}-{SELECT_SEEDS.stop - 1} "
+          f"(best mean recall), recall = mean over seeds {REPORT_SEEDS.start}-{REPORT_SEEDS.stop - 1}")  # fmt: skip
+    print("| writes | N | " + " | ".join(f"{m} (setting) | {m}" for m in RECALL_GRIDS) + " | delta - decayed sum |")
+    print("| ---: | ---: | " + " | ".join("---: | ---:" for _ in RECALL_GRIDS) + " | ---: |")
+    for writes in (1, 2):
+        for N in tqdm(sizes, desc=f"recall, writes {writes}", file=sys.stderr):
+            cells, got = [], {}
+            for memory, grid in RECALL_GRIDS.items():
+                setting, _ = best_setting(memory, N, d_k, grid, seeds=SELECT_SEEDS, writes=writes)
+                got[memory] = sum(
+                    associative_recall(memory, N, d_k, seed=s, writes=writes, **setting) for s in REPORT_SEEDS
+                ) / len(REPORT_SEEDS)
+                shown = ", ".join(f"{k} {v:g}" for k, v in setting.items()) or "-"
+                cells.append(f"{shown} | {got[memory]:.2f}")
+            print(f"| {writes} | {N} | " + " | ".join(cells) + f" | {got['delta'] - got['linear']:+.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short sequences only (a smoke test)")
     parser.add_argument("--threads", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--recall", action="store_true", help="also the tuned associative-recall table")
+    parser.add_argument("--recall-only", action="store_true", help="only the tuned associative-recall table")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.recall or args.recall_only:
+        recall_table([2, 4, 8] if args.quick else [2, 4, 8, 16, 32, 64])
+    if args.recall_only:
+        return
     lengths = [128, 256, 512] if args.quick else [256, 512, 1024, 2048, 4096]
     d_model, heads = 64, 4
     rows = []

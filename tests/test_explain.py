@@ -872,3 +872,258 @@ def test_attribution_viewer_draws_the_truth_and_each_map_scaled_to_one():
         attribution_viewer(maps, truth, valid, [["x", "y", "z"]], ["one", "two"])
     with pytest.raises(ValueError, match="valid must be"):
         attribution_viewer(maps, truth, valid.float(), [["x", "y", "z"]], ["one"])
+
+
+# ---------------------------------------------------------------- agreement beyond the positive mass (chapter 13)
+
+
+def test_average_precision_on_hand_examples():
+    from attn.analysis import average_precision
+
+    valid = torch.tensor([[True, True, True, True], [True, True, True, False]])
+    truth = torch.tensor([[True, False, True, False], [False, True, False, False]])
+    # row 0 ranks 0, 1, 2, 3: true at ranks 1 and 3 -> (1/1 + 2/3) / 2; row 1 ranks 2, 1, 0: true at rank 2 -> 1/2
+    scores = torch.tensor([[4.0, 3.0, 2.0, 1.0], [1.0, 2.0, 3.0, 9.0]])
+    close(average_precision(scores, truth, valid), torch.tensor([(1 + 2 / 3) / 2, 0.5]))
+    # only the order counts: a signed map and its positive part... and any monotone change
+    close(average_precision(scores - 3.5, truth, valid), average_precision(scores.exp(), truth, valid))
+    # ties count against the map: a flat map puts the true elements after the false ones
+    flat = torch.ones(2, 4)
+    close(average_precision(flat, truth, valid), torch.tensor([(1 / 3 + 2 / 4) / 2, 1 / 3]))
+    # a perfect map scores 1
+    close(average_precision(truth.float(), truth, valid), torch.ones(2))
+
+
+def test_average_precision_of_random_maps_is_near_the_truths_share():
+    from attn.analysis import average_precision
+
+    g = torch.Generator().manual_seed(0)
+    valid = torch.ones(4000, 20, dtype=torch.bool)
+    truth = torch.zeros(4000, 20, dtype=torch.bool)
+    truth[:, :5] = True
+    ap = average_precision(torch.rand(4000, 20, generator=g), truth, valid).mean()
+    # E[AP] of a random order of n = 20 with R = 5 true: (1/n) Σ_k [(R-1)/(n-1) + (n-R)/(n-1) / k]... computed exactly
+    n, R = 20, 5
+    exact = sum(((R - 1) / (n - 1)) * ((k - 1) / k) + 1 / k for k in range(1, n + 1)) / n
+    assert abs(float(ap) - exact) < 0.01
+
+
+def test_chance_and_excess_mass():
+    from attn.analysis import chance_mass, excess_mass
+
+    valid = torch.tensor([[True, True, True, True], [True, True, False, False]])
+    truth = torch.tensor([[True, False, False, False], [True, True, False, False]])
+    close(chance_mass(truth, valid), torch.tensor([0.25, 1.0]))
+    flat = torch.ones(2, 4)
+    close(excess_mass(flat, truth, valid), torch.tensor([0.0, 0.0]))
+    perfect = truth.float()
+    close(excess_mass(perfect, truth, valid), torch.tensor([1.0, 0.0]))  # a row whose truth is everything: 0
+    off = torch.tensor([[0.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+    close(excess_mass(off, truth, valid)[0], torch.tensor(-1 / 3))  # (0 - 1/4) / (3/4)
+
+
+def test_rank_correlation_against_its_definition():
+    from attn.analysis import rank_correlation
+
+    valid = torch.tensor([[True, True, True, True, True], [True, True, True, False, False]])
+    a = torch.tensor([[1.0, 2.0, 3.0, 4.0, 5.0], [3.0, 1.0, 2.0, 7.0, 7.0]])
+    close(rank_correlation(a, a * 3 + 1, valid), torch.ones(2))
+    close(rank_correlation(a, -a, valid), -torch.ones(2))
+    b = torch.tensor([[2.0, 1.0, 4.0, 3.0, 5.0], [1.0, 2.0, 3.0, -5.0, 0.0]])
+    # by hand: row 0 d = (1, 1, 1, 1, 0): 1 - 6 * 4 / (5 * 24) = 0.8; row 1 ranks (3, 1, 2) vs (1, 2, 3): -0.5
+    close(rank_correlation(a, b, valid), torch.tensor([0.8, -0.5]))
+    ties = torch.tensor([[1.0, 1.0, 2.0, 2.0, 3.0], [1.0, 1.0, 1.0, 0.0, 0.0]])
+    r = rank_correlation(ties, a, valid)
+    close(r[1], torch.tensor(0.0))  # a flat row correlates with nothing
+    ranks_t, ranks_a = torch.tensor([1.5, 1.5, 3.5, 3.5, 5.0]), torch.arange(1.0, 6.0)
+    pearson = torch.corrcoef(torch.stack([ranks_t, ranks_a]))[0, 1]
+    close(r[0], pearson)
+
+
+def test_integrated_gradients_is_complete_and_exact_for_a_linear_answer():
+    from attn.analysis import integrated_gradients
+
+    w = torch.tensor([[2.0, -1.0, 0.5], [1.0, 1.0, 1.0]])
+    valid = torch.tensor([[True, True, True], [True, True, False]])
+    close(integrated_gradients(lambda s: (s * w).sum(-1), valid, steps=3), w * valid)
+    answer = lambda s: torch.sigmoid((s * w).sum(-1) * 2) ** 2  # noqa: E731
+    ig = integrated_gradients(answer, valid, steps=200)
+    gap = answer(valid.float()) - answer(torch.zeros(2, 3))
+    close(ig.sum(-1), gap, atol=1e-4, rtol=0)
+    assert torch.equal(ig[~valid], torch.zeros(1))
+    with pytest.raises(ValueError, match="steps must be a positive int"):
+        integrated_gradients(answer, valid, steps=0)
+
+
+def test_score_map_reports_average_precision_and_excess_mass():
+    from attn.analysis import average_precision, excess_mass
+
+    valid = torch.tensor([[True, True, True, True]])
+    truth = torch.tensor([[False, True, False, False]])
+    scores = torch.tensor([[0.1, 0.5, 0.9, -1.0]])
+    s = score_map(lambda scale: scale.sum(-1) / 4, scores, truth, valid)
+    assert s.ap == pytest.approx(float(average_precision(scores, truth, valid)))
+    assert s.excess == pytest.approx(float(excess_mass(scores, truth, valid)))
+    assert s.ap == pytest.approx(0.5)
+
+
+# ---------------------------------------------------------------- Chefer et al.'s relevance rollout
+
+
+def test_relevance_rollout_against_a_hand_computation():
+    from attn.vision.rollout import relevance_rollout
+
+    A1 = torch.tensor([[[0.2, 0.0], [0.4, 0.6]], [[0.0, 0.2], [0.0, 0.2]]])[None]  # (1, H=2, 2, 2)
+    A2 = torch.tensor([[[0.1, 0.3], [0.0, 0.0]], [[0.3, 0.1], [0.2, 0.0]]])[None]
+    m1, m2 = A1.mean(1)[0], A2.mean(1)[0]  # [[0.1, 0.1], [0.2, 0.4]], [[0.2, 0.2], [0.1, 0.0]]
+    R1 = torch.eye(2) + m1 @ torch.eye(2)  # [[1.1, 0.1], [0.2, 1.4]]
+    R2 = R1 + m2 @ R1  # + [[0.26, 0.30], [0.11, 0.01]]
+    got = relevance_rollout([A1, A2])
+    close(got[0], R2)
+    close(got[0], torch.tensor([[1.36, 0.40], [0.31, 1.41]]))
+    # one layer of zeros leaves the identity; the order of the layers matters
+    assert torch.equal(relevance_rollout([torch.zeros(3, 2, 4, 4)]), torch.eye(4).expand(3, 4, 4))
+    assert not torch.allclose(relevance_rollout([A2, A1]), got)
+
+
+@pytest.mark.parametrize(
+    "relevances, match",
+    [
+        ([], "non-empty sequence"),
+        (torch.ones(1, 2, 3, 3), "non-empty sequence"),
+        ([torch.ones(1, 2, 3, 4)], r"must be \(B, H, T, T\)"),
+        ([torch.ones(1, 2, 3, 3), torch.ones(1, 2, 4, 4)], r"must be \(B, H, T, T\) like the others"),
+        ([-torch.ones(1, 2, 3, 3)], "negative entries"),
+    ],
+)
+def test_relevance_rollout_checks_its_input(relevances, match):
+    from attn.vision.rollout import relevance_rollout
+
+    with pytest.raises(ValueError, match=match):
+        relevance_rollout(relevances)
+
+
+# ---------------------------------------------------------------- what a ViT token sees, and deleting tokens
+
+
+def test_conv_stem_tokens_see_pixels_4i_minus_4_to_4i_plus_4():
+    with seeded(0):
+        model = ViT(ViTConfig(d_model=16, num_heads=2, d_ff=32, stem="conv", positions=False))
+    S, grid = model.config.image_size, model.grid
+    for r, c in [(0, 0), (5, 17), (23, 23), (12, 3)]:
+        pixels = torch.zeros(1, S, S, dtype=torch.bool)
+        pixels[0, r, c] = True
+        seen = vision_explain.seen_by_tokens(model, pixels).view(grid, grid)
+        i, j = torch.arange(grid)[:, None], torch.arange(grid)[None, :]
+        by_hand = (4 * i - 4 <= r) & (r <= 4 * i + 4) & (4 * j - 4 <= c) & (c <= 4 * j + 4)
+        assert torch.equal(seen, by_hand), (r, c)
+        # the stem's own gradient agrees: a token depends on the pixel iff it sees it
+        image = torch.rand(1, 3, S, S, requires_grad=True)
+        tokens = model.stem(image)[0].abs().sum(0)  # (grid, grid)
+        for ti, tj in [(int(a), int(b)) for a, b in by_hand.nonzero()][:3]:
+            (g,) = torch.autograd.grad(tokens[ti, tj], image, retain_graph=True)
+            assert g[0, :, r, c].abs().sum() > 0
+
+
+def test_object_tokens_with_the_patch_stem_are_the_target_cells(scenes):
+    model = ViT(ViTConfig(d_model=16, num_heads=2, d_ff=32, stem="patch"))
+    assert torch.equal(vision_explain.object_tokens(model, scenes), scenes.target_cells(model.grid))
+    conv = ViT(ViTConfig(d_model=16, num_heads=2, d_ff=32, stem="conv", positions=False))
+    asked, anything = vision_explain.object_tokens(conv, scenes), vision_explain.object_tokens(conv, scenes, "any")
+    assert bool((asked <= anything).all()) and bool((scenes.target_cells(6) <= asked).all())
+    assert int(asked.sum()) > int(scenes.target_cells(6).sum())
+    with pytest.raises(ValueError, match="which must be 'asked' or 'any'"):
+        vision_explain.object_tokens(conv, scenes, "all")
+    with pytest.raises(ValueError, match=r"pixels must be a \(B, 24, 24\) bool mask"):
+        vision_explain.seen_by_tokens(conv, torch.zeros(2, 6, 6, dtype=torch.bool))
+
+
+def test_vit_delete_erase_is_the_model_on_the_kept_tokens_only(scenes):
+    with seeded(0):
+        model = ViT(ViTConfig(d_model=16, num_heads=2, d_ff=32, stem="conv", positions=False)).eval()
+    N = model.grid**2
+    scale = torch.ones(4, N)
+    scale[0, [3, 10, 20]] = 0.0
+    scale[2, :30] = 0.0
+    with torch.no_grad():
+        got = vision_explain.answer_probability(model, scenes, scale, erase="delete")
+        assert torch.equal(
+            vision_explain.answer_probability(model, scenes, torch.ones(4, N), erase="delete"),
+            vision_explain.answer_probability(model, scenes),
+        )
+        tokens = model.tokens(scenes.images)  # (B, N, d)
+        cls = model.cls + model.question(scenes.question)[:, None]
+        for b in range(4):
+            x = torch.cat([cls[b : b + 1], tokens[b : b + 1, scale[b] > 0]], dim=1)  # the kept tokens only
+            logits = model.head(model.encoder(x)[0][:, 0])
+            close(got[b], logits.softmax(-1)[0, scenes.answer[b]], atol=1e-5, rtol=1e-5)
+    assert len(model.encoder._forward_pre_hooks) == 0
+    with pytest.raises(ValueError, match="needs a scale of 0"):
+        vision_explain.answer_probability(model, scenes, torch.full((4, N), 0.5), erase="delete")
+    with pytest.raises(ValueError, match="erase must be one of"):
+        vision_explain.answer_probability(model, scenes, None, erase="blur")
+
+
+@pytest.mark.parametrize("variant", [{}, {"attend_empty": True}])
+def test_memn2n_delete_erase_is_the_story_without_the_sentence_in_its_own_time(variant):
+    from attn.memn2n.model import time_index
+
+    model, data = make_memn2n(**variant), babi_batch()
+    scale = torch.ones(4, 6)
+    scale[0, 2] = 0.0
+    with torch.no_grad():
+        got = answer_probability(model, data, scale, erase="delete")
+        close(answer_probability(model, data, torch.ones(4, 6), erase="delete"), answer_probability(model, data))
+        keep = [0, 1, 3, 4, 5]
+        story = torch.zeros_like(data.story[:1])
+        story[0, :5] = data.story[0, keep]
+        time = torch.zeros(1, 6, dtype=torch.long)
+        time[0, :5] = time_index(data.lengths[:1], 6)[0, keep]
+        logits = model(story, data.query[:1], torch.tensor([5]), time=time).logits
+        close(got[0], logits.softmax(-1)[0, data.answer[0]])
+        close(got[1:], answer_probability(model, data)[1:])
+        empty = answer_probability(model, data, torch.zeros(4, 6), erase="delete")
+        assert bool(torch.isfinite(empty).all())
+    with pytest.raises(ValueError, match="needs a scale of 0"):
+        answer_probability(model, data, torch.full((4, 6), 0.5), erase="delete")
+
+
+def test_translator_mean_erase_replaces_the_embedding_by_the_vocabulary_mean():
+    model, batch, step = make_translator(), translation_batch(), STEP
+    B, S = batch.source.shape
+    with torch.no_grad():
+        p = word_probability(model, batch, step)
+        close(word_probability(model, batch, step, torch.ones(B, S), erase="mean"), p)
+        scale = torch.ones(B, S)
+        scale[0, 1] = 0.0
+        got = word_probability(model, batch, step, scale, erase="mean")
+        mean = model.source_embedding.weight[1:].mean(0)
+        handle = model.source_embedding.register_forward_hook(
+            lambda m, a, out: torch.where(scale[..., None] > 0, out, mean)
+        )
+        try:
+            expected = word_probability(model, batch, step)
+        finally:
+            handle.remove()
+        close(got, expected)
+        assert not torch.allclose(got[0], p[0])
+
+
+def test_dependencies_mark_the_noun_and_determiner_of_articles_and_adjectives():
+    from attn.data.translation import parse_english, render
+    from attn.seq2seq.explain import dependencies
+
+    pair = render(parse_english(["i", "know", "that", "fifty", "seven", "cats", "see", "the", "red", "old", "cats"]))
+    # ich weiß dass sieben und fünfzig katzen die roten alten katzen sehen
+    t = {w: i for i, w in enumerate(pair.target)}
+    step = torch.tensor([t["roten"], t["die"], t["katzen"], t["sehen"]])
+    marks, kinds = dependencies([pair] * 4, step, 12)
+    words = [[pair.source[k] for k in row.nonzero().squeeze(1).tolist()] for row in marks]
+    assert words == [["the", "red", "cats"], ["the", "cats"], ["cats"], ["see"]]
+    assert kinds == ["agreeing", "agreeing", "other", "other"]
+    pair = render(parse_english(["fifty", "nine", "black", "small", "dogs", "see", "the", "cat"]))
+    step = torch.tensor([pair.target.index("kleine")])
+    marks, kinds = dependencies([pair], step, 10)
+    assert [pair.source[k] for k in marks[0].nonzero().squeeze(1).tolist()] == ["fifty", "nine", "small", "dogs"]
+    with pytest.raises(ValueError, match="no true source word"):
+        dependencies([render(parse_english(["twenty", "one", "dogs", "see", "the", "cat"]))], torch.tensor([1]), 10)

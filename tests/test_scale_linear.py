@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from attn.scale.linear import (
     FastWeights,
     causal_linear_attention,
+    chunked_linear_attention,
+    decayed_linear_attention,
     delta_rule_attention,
     elu_feature_map,
     linear_attention_step,
@@ -181,9 +183,64 @@ def test_gradients_of_the_masked_product_and_the_recurrence_agree():
         torch.testing.assert_close(a, b, atol=1e-10, rtol=1e-10)
 
 
+@given(
+    T=st.integers(0, 12),
+    chunk=st.integers(1, 14),
+    seed=st.integers(0, 2**16),
+    identity=st.booleans(),
+)
+def test_chunked_form_equals_the_masked_product_and_the_recurrence(T, chunk, seed, identity):
+    q, k, v = _qkv(2, T=T, d_k=3, d_v=4, seed=seed)
+    feature_map = None if identity else elu_feature_map
+    chunked, state = chunked_linear_attention(q, k, v, chunk, feature_map=feature_map)
+    recurrent, expected = recurrent_linear_attention(q, k, v, feature_map=feature_map)
+    assert chunked.shape == (2, T, 4)
+    torch.testing.assert_close(chunked, recurrent, atol=1e-10, rtol=1e-10)
+    torch.testing.assert_close(state.S, expected.S, atol=1e-10, rtol=1e-10)
+    torch.testing.assert_close(state.z, expected.z, atol=1e-10, rtol=1e-10)
+
+
+def test_chunked_form_continues_from_a_state():
+    q, k, v = _qkv(T=10)
+    whole, _ = chunked_linear_attention(q, k, v, 4)
+    first, state = chunked_linear_attention(q[:6], k[:6], v[:6], 4)
+    rest, _ = chunked_linear_attention(q[6:], k[6:], v[6:], 3, state=state)
+    torch.testing.assert_close(torch.cat([first, rest]), whole, atol=1e-12, rtol=1e-12)
+
+
+def test_decay_one_is_linear_attention_and_a_decay_fades_old_writes():
+    q, k, v = _qkv(2, T=8)
+    for feature_map in (None, elu_feature_map):
+        same, _ = decayed_linear_attention(q, k, v, 1.0, feature_map=feature_map)
+        plain, _ = recurrent_linear_attention(q, k, v, feature_map=feature_map)
+        torch.testing.assert_close(same, plain, atol=1e-12, rtol=1e-12)
+    # S_T = Σ_j γ^(T-1-j) k_j v_jᵀ: the masked product with the weights scaled by γ^(i - j)
+    gamma, T = 0.7, 8
+    out, state = decayed_linear_attention(q, k, v, gamma, feature_map=None)
+    i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    fade = (gamma ** (i - j).clamp_min(0).double()).tril()  # (T, T)
+    torch.testing.assert_close(out, ((q @ k.transpose(-2, -1)) * fade) @ v, atol=1e-12, rtol=1e-12)
+    expected = (k.transpose(-2, -1) * fade[-1]) @ v  # (2, d_k, d_v)
+    torch.testing.assert_close(state.S, expected, atol=1e-12, rtol=1e-12)
+
+
+def test_a_decayed_sum_reads_a_rewritten_key_nearer_its_new_value():
+    # one unit key written with v1, then with v2: the plain sum returns v1 + v2, the decayed one γ v1 + v2
+    k = torch.tensor([[1.0, 0.0], [1.0, 0.0]], dtype=torch.float64)
+    v = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+    out, _ = decayed_linear_attention(k, k, v, 0.5, feature_map=None)
+    torch.testing.assert_close(out[-1], torch.tensor([0.5, 1.0], dtype=torch.float64))
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
+        (lambda: decayed_linear_attention(*_qkv(), gamma=0.0), r"gamma must be a number in \(0, 1\], got 0.0"),
+        (lambda: decayed_linear_attention(*_qkv(), gamma=1.5), r"gamma must be a number in \(0, 1\], got 1.5"),
+        (lambda: decayed_linear_attention(*_qkv(), gamma=True), r"gamma must be a number in \(0, 1\], got True"),
+        (lambda: chunked_linear_attention(*_qkv(), chunk=0), "chunk must be a positive int, got 0"),
+        (lambda: chunked_linear_attention(*_qkv(), chunk=2.0), "chunk must be a positive int, got 2.0"),
+        (lambda: chunked_linear_attention(_qkv(T=4)[0], *_qkv()[1:], chunk=2), r"same length T"),
         (lambda: causal_linear_attention([1.0], *_qkv()[1:]), "query must be a torch.Tensor, got list"),
         (lambda: causal_linear_attention(*_qkv()[:2], torch.ones(5, 2, dtype=torch.long)), "value must be a float"),
         (lambda: causal_linear_attention(torch.ones(4), *_qkv()[1:]), r"query must have at least 2 dim.*\(4,\)"),

@@ -1,5 +1,6 @@
 """attn.scale.tiled: tiled attention with the online softmax against torch's attention, its gradients, its
-memory claim in miniature, the online softmax step by step, and the HBM traffic count."""
+memory claim in miniature, causal and sliding-window masks built inside the tiles (against the dense masks of
+attn.masks, and the tiles they skip counted), the online softmax step by step, and the HBM traffic count."""
 
 import math
 
@@ -10,13 +11,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
+from torch.utils.flop_counter import FlopCounterMode
 
 import attn
+import attn.scale.tiled as tiled_module
+from attn.masks import causal_mask, padding_mask, sliding_window_mask
 from attn.scale.tiled import (
     OnlineSoftmaxState,
     hbm_traffic,
     online_softmax_trace,
     online_softmax_update,
+    tile_work,
     tiled_attention,
 )
 
@@ -182,6 +187,215 @@ def test_gradients_reach_broadcast_inputs():
     assert torch.autograd.gradcheck(lambda q, k, v: tiled_attention(q, k, v, block_q=4, block_k=2)[0], (q, k, v))
 
 
+# ---------------------------------------------------------------- causal and window masks built inside the tiles
+
+
+def dense_index_mask(Tq, Tk, causal, window):
+    """The (Tq, Tk) mask that causal / window stand for, from attn.masks (aligned at the first position)."""
+    T = max(Tq, Tk)
+    if window is not None:
+        return sliding_window_mask(T, window, causal=causal)[:Tq, :Tk]
+    if causal:
+        return causal_mask(T)[:Tq, :Tk]
+    return torch.ones(Tq, Tk, dtype=torch.bool)
+
+
+def attn_reference(q, k, v, mask, scale=None):
+    """attn's own attention, which stores the (Tq, Tk) weights (zero output on rows with nothing to see)."""
+    return attn.scaled_dot_product_attention(q, k, v, mask, scale=scale)[0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(("causal", "window"), [(True, None), (True, 1), (True, 5), (False, 3), (False, 1), (True, 99)])
+@pytest.mark.parametrize(
+    ("Tq", "Tk", "block_q", "block_k"), [(24, 24, 4, 4), (23, 23, 8, 5), (13, 29, 4, 8), (29, 13, 8, 5), (9, 9, 64, 64)]
+)
+def test_causal_and_window_equal_the_dense_mask(dtype, causal, window, Tq, Tk, block_q, block_k):
+    q, k, v = qkv(2, 3, Tq=Tq, Tk=Tk, d_k=8, d_v=5, dtype=dtype, seed=7, requires_grad=True)
+    mask = dense_index_mask(Tq, Tk, causal, window)
+    out, state = tiled_attention(q, k, v, block_q=block_q, block_k=block_k, causal=causal, window=window)
+    expected = attn_reference(q, k, v, mask)
+    torch.testing.assert_close(out, expected, **TOL[dtype])
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(8)).masked_fill(~mask, float("-inf"))  # (2, 3, Tq, Tk)
+    torch.testing.assert_close(state.logsumexp, torch.logsumexp(scores, -1), **TOL[dtype])
+    d_out = torch.randn(out.shape, dtype=dtype, generator=torch.Generator().manual_seed(8))
+    grads = torch.autograd.grad(out, (q, k, v), d_out)
+    want = torch.autograd.grad(expected, (q, k, v), d_out)
+    tol = {"atol": 1e-4, "rtol": 1e-4} if dtype == torch.float32 else TOL[dtype]
+    for got, w in zip(grads, want, strict=True):
+        torch.testing.assert_close(got, w, **tol)
+
+
+def test_window_with_causal_is_the_library_sliding_window_mask():
+    """window=w alone is the symmetric band |i - j| < w; with causal, i - w < j <= i: sliding_window_mask's two."""
+    q, k, v = qkv(2, Tq=16, Tk=16, dtype=torch.float64, seed=3)
+    for causal in (True, False):
+        out, _ = tiled_attention(q, k, v, block_q=3, block_k=5, causal=causal, window=4)
+        expected = attn_reference(q, k, v, sliding_window_mask(16, 4, causal=causal))
+        torch.testing.assert_close(out, expected, **TOL[torch.float64])
+    symmetric, _ = tiled_attention(q, k, v, block_q=3, block_k=5, window=4)
+    causal, _ = tiled_attention(q, k, v, block_q=3, block_k=5, causal=True, window=4)
+    assert not torch.allclose(symmetric[:, :-1], causal[:, :-1])  # the two bands differ (but for the last row)
+
+
+def test_a_padding_mask_applies_on_top_of_causal():
+    B, T = 3, 21
+    q, k, v = qkv(B, 2, Tq=T, Tk=T, dtype=torch.float64, seed=9, requires_grad=True)
+    padding = padding_mask(torch.tensor([21, 7, 1]), T)[:, None, None, :]  # (B, 1, 1, T)
+    out, _ = tiled_attention(q, k, v, padding, block_q=4, block_k=6, causal=True, window=6)
+    expected = attn_reference(q, k, v, padding & sliding_window_mask(T, 6))
+    torch.testing.assert_close(out, expected, **TOL[torch.float64])
+    grads = torch.autograd.grad(out.square().sum(), (q, k, v))
+    for got, want in zip(grads, torch.autograd.grad(expected.square().sum(), (q, k, v)), strict=True):
+        torch.testing.assert_close(got, want, **TOL[torch.float64])
+
+
+def test_rows_with_no_key_in_their_window_give_zero_output_and_gradient():
+    q, k, v = qkv(2, Tq=12, Tk=4, dtype=torch.float64, requires_grad=True)
+    out, state = tiled_attention(q, k, v, block_q=5, block_k=3, causal=True, window=3)  # rows 6.. see no key
+    assert torch.equal(out[:, 6:], torch.zeros_like(out[:, 6:])) and bool((state.row_sum[:, 6:] == 0).all())
+    torch.testing.assert_close(out, attn_reference(q, k, v, dense_index_mask(12, 4, True, 3)), **TOL[torch.float64])
+    out.sum().backward()
+    assert torch.equal(q.grad[:, 6:], torch.zeros_like(q.grad[:, 6:])) and torch.isfinite(k.grad).all()
+
+
+def test_gradcheck_causal_window():
+    q, k, v = qkv(2, Tq=7, Tk=9, d_k=3, d_v=2, dtype=torch.float64, requires_grad=True)
+    for causal, window in ((True, None), (True, 3), (False, 2)):
+        assert torch.autograd.gradcheck(
+            lambda q, k, v, c=causal, w=window: tiled_attention(q, k, v, block_q=2, block_k=3, causal=c, window=w)[0],
+            (q, k, v),
+        )
+
+
+@st.composite
+def windowed_problem(draw):
+    batch = draw(st.sampled_from([(), (2,), (2, 3)]))
+    Tq, Tk, d_k, d_v = (draw(st.integers(1, n)) for n in (24, 24, 6, 5))
+    block_q, block_k = draw(st.integers(1, 26)), draw(st.integers(1, 26))
+    causal = draw(st.booleans())
+    window = draw(st.one_of(st.none(), st.integers(1, 30)))
+    seed = draw(st.integers(0, 2**31 - 1))
+    q, k, v = qkv(*batch, Tq=Tq, Tk=Tk, d_k=d_k, d_v=d_v, seed=seed, dtype=torch.float64, requires_grad=True)
+    return q, k, v, block_q, block_k, causal, window
+
+
+@given(windowed_problem())
+def test_property_causal_and_window_equal_the_dense_mask_with_gradients(problem):
+    q, k, v, block_q, block_k, causal, window = problem
+    mask = dense_index_mask(q.shape[-2], k.shape[-2], causal, window)
+    out, _ = tiled_attention(q, k, v, block_q=block_q, block_k=block_k, causal=causal, window=window)
+    expected = attn_reference(q, k, v, mask)
+    torch.testing.assert_close(out, expected, **TOL[torch.float64])
+    d_out = torch.randn(out.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    for got, want in zip(
+        torch.autograd.grad(out, (q, k, v), d_out), torch.autograd.grad(expected, (q, k, v), d_out), strict=True
+    ):
+        torch.testing.assert_close(got, want, **TOL[torch.float64])
+
+
+@given(windowed_problem())
+def test_property_index_mask_equals_the_same_mask_given_as_a_tensor(problem):
+    """Skipping tiles changes nothing: the output and the statistics equal those of the dense mask, tiled."""
+    q, k, v, block_q, block_k, causal, window = problem
+    mask = dense_index_mask(q.shape[-2], k.shape[-2], causal, window)
+    with torch.no_grad():
+        out, state = tiled_attention(q, k, v, block_q=block_q, block_k=block_k, causal=causal, window=window)
+        out2, state2 = tiled_attention(q, k, v, mask, block_q=block_q, block_k=block_k)
+    torch.testing.assert_close(out, out2, **TOL[torch.float64])
+    torch.testing.assert_close(state.logsumexp, state2.logsumexp, **TOL[torch.float64])
+
+
+# ---------------------------------------------------------------- the work: tiles computed and skipped
+
+
+def count_tiles(fn):
+    """The calls of online_softmax_update (one per tile computed) while ``fn`` runs."""
+    calls = []
+    real = tiled_module.online_softmax_update
+
+    def counting(*args):
+        calls.append(args[3].shape[-2:])
+        return real(*args)
+
+    tiled_module.online_softmax_update = counting
+    try:
+        fn()
+    finally:
+        tiled_module.online_softmax_update = real
+    return len(calls)
+
+
+def causal_window_tiles(n, b, w):
+    """Closed form for T = n b, square blocks b: query block i sees key blocks i - ⌈(w - 1) / b⌉ .. i."""
+    c = -(-(w - 1) // b)
+    return sum(min(i, c) + 1 for i in range(n))
+
+
+@pytest.mark.parametrize(("T", "b"), [(64, 8), (60, 8), (33, 4), (16, 16), (8, 1)])
+@pytest.mark.parametrize(("causal", "window"), [(False, None), (True, None), (True, 1), (True, 9), (False, 5)])
+def test_tiles_computed_match_tile_work(T, b, causal, window):
+    q, k, v = qkv(1, Tq=T, Tk=T, d_k=4, d_v=4)
+    work = tile_work(T, T, b, b, causal=causal, window=window)
+    computed = count_tiles(lambda: tiled_attention(q, k, v, block_q=b, block_k=b, causal=causal, window=window))
+    assert computed == work["tiles"] <= work["all_tiles"] == math.ceil(T / b) ** 2
+    assert work["visible"] == int(dense_index_mask(T, T, causal, window).sum()) <= work["scores"]
+    n = math.ceil(T / b)
+    if causal and window is None:
+        assert work["tiles"] == n * (n + 1) // 2
+    if causal and window is not None and T % b == 0:
+        assert work["tiles"] == causal_window_tiles(n, b, window)
+    if not causal and window is None:
+        assert work["tiles"] == n * n and work["scores"] == T * T
+
+
+def test_tile_work_with_unequal_lengths_and_blocks_counts_the_tiles_computed():
+    for Tq, Tk, bq, bk, causal, window in [
+        (13, 29, 4, 8, True, None),
+        (29, 13, 8, 5, True, 4),
+        (20, 7, 3, 2, False, 3),
+    ]:
+        q, k, v = qkv(Tq=Tq, Tk=Tk, d_k=4, d_v=4)
+        computed = count_tiles(
+            lambda q=q, k=k, v=v, bq=bq, bk=bk, c=causal, w=window: tiled_attention(
+                q, k, v, block_q=bq, block_k=bk, causal=c, window=w
+            )
+        )
+        assert computed == tile_work(Tq, Tk, bq, bk, causal=causal, window=window)["tiles"]
+
+
+@pytest.mark.parametrize(("causal", "window"), [(False, None), (True, None), (True, 24)])
+def test_flop_counter_agrees_with_tile_work(causal, window):
+    B, H, T, d_k, d_v = 2, 3, 96, 8, 4
+    q, k, v = qkv(B, H, Tq=T, Tk=T, d_k=d_k, d_v=d_v, requires_grad=True)
+    work = tile_work(T, T, 16, 16, causal=causal, window=window, d_k=d_k, d_v=d_v)
+    with FlopCounterMode(display=False) as forward:
+        out, _ = tiled_attention(q, k, v, block_q=16, block_k=16, causal=causal, window=window)
+    with FlopCounterMode(display=False) as backward:
+        out.sum().backward()
+    assert forward.get_total_flops() == B * H * work["flops"]
+    assert backward.get_total_flops() == B * H * work["backward_flops"]
+    if not causal:
+        assert work["flops"] == 2 * T * T * (d_k + d_v)  # every score: Q Kᵀ and P V
+
+
+def test_work_grows_as_t_squared_causal_and_as_t_with_a_window():
+    tiles = {(T, w): tile_work(T, T, 64, 64, causal=True, window=w)["tiles"] for T in (1024, 4096) for w in (None, 256)}
+    assert tiles[4096, None] / tiles[1024, None] > 14  # n (n + 1) / 2: about 16x for 4x the length
+    assert tiles[4096, 256] / tiles[1024, 256] < 4.5  # (T / b)(w / b + 1): about 4x
+    assert tile_work(4096, 4096, 64, 64)["tiles"] / tiles[4096, None] == pytest.approx(2, rel=0.02)
+
+
+def test_no_tensor_of_tq_by_tk_elements_with_the_causal_flag():
+    T = 512
+    q, k, v = qkv(1, 1, Tq=T, Tk=T, d_k=16, d_v=16, requires_grad=True)
+    with LargestOutput() as forward:
+        out, _ = tiled_attention(q, k, v, block_q=64, block_k=64, causal=True, window=100)
+    with LargestOutput() as backward:
+        out.sum().backward()
+    assert forward.largest < T * T / 16 and backward.largest < T * T / 16
+
+
 # ---------------------------------------------------------------- the online softmax
 
 
@@ -288,6 +502,18 @@ def test_bad_inputs_name_the_argument():
         online_softmax_trace(torch.zeros(3), 0)
     with pytest.raises(ValueError, match=r"T must be a positive int"):
         hbm_traffic(0, 4, 2, 2)
+    with pytest.raises(ValueError, match=r"causal must be a bool, got 1"):
+        tiled_attention(q, k, v, causal=1)
+    with pytest.raises(ValueError, match=r"window must be a positive int, got 0"):
+        tiled_attention(q, k, v, window=0)
+    with pytest.raises(ValueError, match=r"window must be a positive int, got 2.0"):
+        tiled_attention(q, k, v, causal=True, window=2.0)
+    with pytest.raises(ValueError, match=r"Tk must be a positive int"):
+        tile_work(4, 0, 2, 2)
+    with pytest.raises(ValueError, match=r"window must be a positive int"):
+        tile_work(4, 4, 2, 2, window=-1)
+    with pytest.raises(ValueError, match=r"d_v=3 given without d_k"):
+        tile_work(4, 4, 2, 2, d_v=3)
 
 
 # ---------------------------------------------------------------- HBM traffic
@@ -303,6 +529,26 @@ def test_hbm_traffic_by_hand():
     assert traffic["fast_memory"] == 2 * 2 * 2 + 2 * 2 * 2 + 2 * 2 + 2 * 2
     assert hbm_traffic(4, 2, 2, 2)["tiled"] == 4 * 52  # float32
     assert hbm_traffic(5, 2, 2, 7, bytes_per_float=1)["tiled"] == 2 * 5 * 2 + 2 * 3 * 5 * 2 + 5  # ⌈5/2⌉ = 3 blocks
+
+
+def test_hbm_traffic_flash1_by_hand():
+    # FlashAttention's Alg. 1 (key/value blocks outside), T = 4, d = 2, block_k = 2, one byte a float: O, ℓ, m
+    # initialised in HBM (8 + 4 + 4); K and V read once (16); each of the 2 key blocks reads Q, O (8 + 8), ℓ, m
+    # (4 + 4) and writes O, ℓ, m (8 + 4 + 4): 40 a block.
+    traffic = hbm_traffic(4, 2, 2, 2, bytes_per_float=1)
+    assert traffic["flash1"] == 16 + 16 + 2 * 40
+    assert traffic["flash2"] == traffic["tiled"] == 52
+    assert hbm_traffic(4, 2, 2, 1, bytes_per_float=1)["flash1"] == 16 + 16 + 4 * 40  # 4 key blocks
+    assert hbm_traffic(4, 2, 1, 2, bytes_per_float=1)["flash1"] == traffic["flash1"]  # block_q does not matter
+
+
+def test_hbm_traffic_loop_orders_scale_with_their_outer_blocks():
+    # flash1 rereads Q and O once per key block, flash2 rereads K and V once per query block: both Θ(T² d / b)
+    base = hbm_traffic(4096, 64, 128, 128)
+    assert hbm_traffic(4096, 64, 128, 256)["flash1"] < base["flash1"]
+    assert hbm_traffic(4096, 64, 128, 256)["flash2"] == base["flash2"]
+    assert hbm_traffic(4096, 64, 256, 128)["flash2"] < base["flash2"]
+    assert base["flash2"] < base["flash1"] < base["standard"]  # 2 T d per block against 3 T d + 4 T
 
 
 def test_hbm_traffic_grows_as_t_squared_d_over_block():

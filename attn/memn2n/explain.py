@@ -6,17 +6,45 @@ from __future__ import annotations
 import torch
 
 from attn.data.babi import BabiTensors
-from attn.memn2n.model import MemN2N
+from attn.memn2n.model import MemN2N, time_index
 
-__all__ = ["answer_probability", "answer_distribution", "supporting_mask"]
+__all__ = ["answer_probability", "answer_distribution", "supporting_mask", "ERASES"]
+
+ERASES = ("zero", "delete")
 
 
 def answer_probability(
-    model: MemN2N, data: BabiTensors, scale: torch.Tensor | None = None, attention: torch.Tensor | None = None
+    model: MemN2N,
+    data: BabiTensors,
+    scale: torch.Tensor | None = None,
+    attention: torch.Tensor | None = None,
+    erase: str = "zero",
 ) -> torch.Tensor:
-    """``p(right answer | story)`` ``(B,)`` with sentence i scaled by ``scale[:, i]`` (0 = erased) and, if given,
-    the hops' weights replaced by ``attention (B, K, M)``."""
-    logits = model(data.story, data.query, data.lengths, scale=scale, attention=attention).logits  # (B, V)
+    """``p(right answer | story)`` ``(B,)`` with sentence i scaled by ``scale[:, i]`` and, if given, the hops' weights
+    replaced by ``attention (B, K, M)``. ``erase="zero"``: a scale of 0 leaves a zero memory (it scores 0 and still
+    takes weight in the softmax); ``erase="delete"``: the sentences whose scale is 0 leave the story, the others keep
+    their place in time (their rows of the temporal table), so the memory is masked, not shifted; then the scale
+    must be 0 or 1."""
+    if erase not in ERASES:
+        raise ValueError(f"erase must be one of {ERASES}, got {erase!r}")
+    story, lengths, time = data.story, data.lengths, None
+    if erase == "delete" and scale is not None:
+        B, M, _ = story.shape
+        if not isinstance(scale, torch.Tensor) or scale.shape != (B, M):
+            raise ValueError(
+                f"scale must be (B, M) = ({B}, {M}), one per sentence, got {getattr(scale, 'shape', scale)}"
+            )
+        if attention is not None:
+            raise ValueError("erase='delete' moves the sentences: it takes no attention override")
+        if not ((scale == 0) | (scale == 1)).all():
+            raise ValueError("erase='delete' needs a scale of 0 (deleted) or 1 (kept) per sentence")
+        real = torch.arange(M, device=story.device) < lengths[:, None]  # (B, M)
+        keep = (scale > 0) & real
+        order = (~keep).to(torch.uint8).argsort(dim=-1, stable=True)  # (B, M): kept sentences first, in story order
+        story = story.gather(1, order[:, :, None].expand_as(story))  # (B, M, J)
+        time = time_index(lengths, M).gather(1, order)  # (B, M): each kept sentence's own age
+        lengths, scale = keep.sum(-1), None
+    logits = model(story, data.query, lengths, time=time, scale=scale, attention=attention).logits  # (B, V)
     return logits.softmax(-1).gather(1, data.answer[:, None]).squeeze(1)
 
 

@@ -5,18 +5,21 @@ training-free measure of what each memory holds, and a count of the tensors' mem
 from attn.scale.linear import (
     FastWeights,
     causal_linear_attention,
+    chunked_linear_attention,
+    decayed_linear_attention,
     delta_rule_attention,
     elu_feature_map,
     linear_attention_step,
     recurrent_linear_attention,
 )
 from attn.scale.measure import peak_tensor_bytes
-from attn.scale.recall import associative_recall
+from attn.scale.recall import associative_recall, best_setting
 from attn.scale.tiled import (
     OnlineSoftmaxState,
     hbm_traffic,
     online_softmax_trace,
     online_softmax_update,
+    tile_work,
     tiled_attention,
 )
 
@@ -24,7 +27,10 @@ __all__ = [
     "FastWeights",
     "OnlineSoftmaxState",
     "associative_recall",
+    "best_setting",
     "causal_linear_attention",
+    "chunked_linear_attention",
+    "decayed_linear_attention",
     "delta_rule_attention",
     "elu_feature_map",
     "hbm_traffic",
@@ -33,5 +39,6 @@ __all__ = [
     "online_softmax_update",
     "peak_tensor_bytes",
     "recurrent_linear_attention",
+    "tile_work",
     "tiled_attention",
 ]

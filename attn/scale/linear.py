@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attn._checks import broadcast_shapes, check_positive_number, require_tensor, shape_of
+from attn._checks import broadcast_shapes, check_positive_int, check_positive_number, require_tensor, shape_of
 
 __all__ = [
     "elu_feature_map",
@@ -28,6 +28,8 @@ __all__ = [
     "linear_attention_step",
     "recurrent_linear_attention",
     "delta_rule_attention",
+    "decayed_linear_attention",
+    "chunked_linear_attention",
     "write_fast_weights",
     "read_fast_weights",
 ]
@@ -124,6 +126,75 @@ def recurrent_linear_attention(
         state = write_fast_weights(state, phi_k[..., t, :], value[..., t, :])
         outputs.append(read_fast_weights(state, phi_q[..., t, :], feature_map is not None, eps))  # (..., d_v)
     return _stack(outputs, value), state  # (..., T, d_v)
+
+
+def decayed_linear_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    gamma: float,
+    state: FastWeights | None = None,
+    feature_map: FeatureMap = elu_feature_map,
+    eps: float = 1e-6,
+) -> tuple[torch.Tensor, FastWeights]:
+    """Linear attention with a fixed decay: ``S_t = γ S_{t-1} + φ(k_t) v_tᵀ``, ``z_t = γ z_{t-1} + φ(k_t)``.
+
+    Older writes fade by γ per token, a recency bias that lets a newer value under the same key outweigh an older
+    one (the fixed decay of RetNet, Sun et al. 2023, eq. 1; gated linear attention, Yang et al. 2024, makes γ
+    depend on the token). The read is :func:`read_fast_weights`'s, normalised by ``φ(q)·z`` unless
+    ``feature_map=None``. ``gamma`` in (0, 1]; 1 is :func:`recurrent_linear_attention`. Shapes as that function.
+    """
+    query, key, value = _check_qkv(query, key, value)
+    eps = check_positive_number("eps", eps)
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 < gamma <= 1:
+        raise ValueError(f"gamma must be a number in (0, 1], got {gamma!r}")
+    phi_q, phi_k = _features(query, key, feature_map)  # (..., T, D)
+    state = _initial_state(state, phi_k, value)
+    outputs = []
+    for t in range(query.shape[-2]):
+        faded = FastWeights(gamma * state.S, gamma * state.z)  # (..., D, d_v), (..., D)
+        state = write_fast_weights(faded, phi_k[..., t, :], value[..., t, :])
+        outputs.append(read_fast_weights(state, phi_q[..., t, :], feature_map is not None, eps))  # (..., d_v)
+    return _stack(outputs, value), state  # (..., T, d_v)
+
+
+def chunked_linear_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    chunk: int,
+    state: FastWeights | None = None,
+    feature_map: FeatureMap = elu_feature_map,
+    eps: float = 1e-6,
+) -> tuple[torch.Tensor, FastWeights]:
+    """Causal linear attention in chunks of C tokens, the form used to train it (Katharopoulos et al. 2020's
+    recurrence, blocked as in Hua et al. 2022 and Yang et al. 2024): within a chunk the masked product
+    ``(φ(Q_c) φ(K_c)ᵀ ∘ M) V_c`` (C × C), across chunks the state ``φ(Q_c) S`` carried from the chunks before, then
+    ``S += φ(K_c)ᵀ V_c``. Per chunk ``4 C² D`` + ``4 C D d_v`` multiply-adds' FLOPs; T / C sequential steps.
+
+    Equals :func:`causal_linear_attention` (and the recurrence) for every ``chunk >= 1``; returns the final
+    :class:`FastWeights` like :func:`recurrent_linear_attention`. Shapes as that function.
+    """
+    query, key, value = _check_qkv(query, key, value)
+    eps = check_positive_number("eps", eps)
+    chunk = check_positive_int("chunk", chunk)
+    phi_q, phi_k = _features(query, key, feature_map)  # (..., T, D)
+    state = _initial_state(state, phi_k, value)
+    S, z = state.S, state.z  # (..., D, d_v), (..., D)
+    T, outputs = query.shape[-2], []
+    for start in range(0, T, chunk):
+        q_c, k_c, v_c = (x[..., start : start + chunk, :] for x in (phi_q, phi_k, value))  # (..., C, ·)
+        C = q_c.shape[-2]
+        causal = torch.ones(C, C, dtype=torch.bool, device=query.device).tril()  # (C, C)
+        inside = (q_c @ k_c.transpose(-2, -1)).masked_fill(~causal, 0.0)  # (..., C, C): this chunk's keys
+        numerator = inside @ v_c + q_c @ S  # (..., C, d_v): this chunk + the state of the chunks before
+        if feature_map is not None:
+            denominator = inside.sum(-1, keepdim=True) + (q_c * z.unsqueeze(-2)).sum(-1, keepdim=True)  # φ(q)·z
+            numerator = numerator / denominator.clamp_min(eps)
+        outputs.append(numerator)
+        S, z = S + k_c.transpose(-2, -1) @ v_c, z + k_c.sum(-2)  # write the chunk: S += φ(K_c)ᵀ V_c
+    out = torch.cat(outputs, dim=-2) if outputs else _stack([], value)
+    return out, FastWeights(S, z)
 
 
 # ---------------------------------------------------------------------------------------------------- delta rule

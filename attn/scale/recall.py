@@ -9,9 +9,14 @@ import torch
 
 from attn._checks import check_positive_int, check_positive_number
 from attn.functional import attend
-from attn.scale.linear import delta_rule_attention, elu_feature_map, recurrent_linear_attention
+from attn.scale.linear import (
+    decayed_linear_attention,
+    delta_rule_attention,
+    elu_feature_map,
+    recurrent_linear_attention,
+)
 
-__all__ = ["MEMORIES", "associative_recall"]
+__all__ = ["GRIDS", "KNOBS", "MEMORIES", "associative_recall", "best_setting"]
 
 MEMORIES = ("softmax", "linear", "linear-elu", "delta")
 
@@ -28,8 +33,29 @@ def _pairs(num_pairs: int, d_k: int, writes: int, seed: int) -> tuple[torch.Tens
     return keys, values
 
 
+# each memory's natural knobs: what a fair comparison searches (chapter 12, benchmarks/fast_weights.py)
+KNOBS = {"softmax": ("sharpness", "recency"), "linear": ("decay",), "linear-elu": ("scale",), "delta": ("beta",)}
+# the search each memory gets, its plain setting first (ties keep it): softmax its sharpness × a bias toward recent
+# keys (20), linear attention a decay γ (10, 1 = the plain sum), the delta rule its β (10), elu + 1 the scale c of
+# its inputs, φ(c k) (10; what a trained W_K sets, as it sets softmax's sharpness)
+GRIDS = {
+    "softmax": [{"sharpness": b, "recency": r} for r in (0.0, 1.0, 2.0, 4.0) for b in (8.0, 1.0, 2.0, 4.0, 16.0)],
+    "linear": [{"decay": g} for g in (1.0, 0.99, 0.98, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5)],
+    "linear-elu": [{"scale": c} for c in (1.0, 0.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0)],
+    "delta": [{"beta": b} for b in (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)],
+}
+
+
 def _read(
-    memory: str, keys: torch.Tensor, written: torch.Tensor, values: torch.Tensor, sharpness: float, recency: float
+    memory: str,
+    keys: torch.Tensor,
+    written: torch.Tensor,
+    values: torch.Tensor,
+    sharpness: float,
+    recency: float,
+    decay: float,
+    beta: float,
+    scale: float,
 ) -> torch.Tensor:
     """What ``memory`` returns for each key ``(N, d_v)`` after the pairs ``(written, values)`` were written in order."""
     (N, d_k), W = keys.shape, written.shape[0]
@@ -38,15 +64,15 @@ def _read(
         scores = keys @ written.T * (sharpness / math.sqrt(d_k)) - recency * age  # (N, W)
         read, _ = attend(scores, values)
         return read
-    if memory == "linear-elu":  # Katharopoulos et al. 2020: φ = elu + 1, read normalised by φ(q)·z
-        _, state = recurrent_linear_attention(written, written, values)
-        phi = elu_feature_map(keys)  # (N, d_k)
+    if memory == "linear-elu":  # Katharopoulos et al. 2020: φ(c k) with φ = elu + 1, read normalised by φ(c q)·z
+        _, state = recurrent_linear_attention(scale * written, scale * written, values)
+        phi = elu_feature_map(scale * keys)  # (N, d_k)
         return (phi @ state.S) / (phi @ state.z).unsqueeze(-1)
     unit = _unit(written)  # (writes N, d_k): unit keys, so that β = 1 replaces a stored value exactly
-    if memory == "linear":  # S = Σ k vᵀ, read Sᵀ k
-        _, state = recurrent_linear_attention(unit, unit, values, feature_map=None)
-    else:  # delta rule, β = 1: S += k (v - Sᵀ k)ᵀ
-        _, state = delta_rule_attention(unit, unit, values, beta=1.0, feature_map=None)
+    if memory == "linear":  # S = γ S + k vᵀ (γ = 1: the plain sum), read Sᵀ k
+        _, state = decayed_linear_attention(unit, unit, values, decay, feature_map=None)
+    else:  # delta rule: S += β k (v - Sᵀ k)ᵀ
+        _, state = delta_rule_attention(unit, unit, values, beta=beta, feature_map=None)
     return _unit(keys) @ state.S  # (N, d_v)
 
 
@@ -59,6 +85,9 @@ def associative_recall(
     writes: int = 1,
     sharpness: float = 8.0,
     recency: float = 0.0,
+    decay: float = 1.0,
+    beta: float = 1.0,
+    scale: float = 1.0,
 ) -> float:
     """The fraction of N keys for which ``memory`` returns the value written last under that key.
 
@@ -67,22 +96,50 @@ def associative_recall(
     every key is read once; the answer is the written value (of all ``writes · N``) nearest the read in cosine, and
     it counts when it is the key's latest value. ``memory``: ``"softmax"`` (attention over every write kept,
     ``softmax(sharpness · q·k / √d_k - recency · age)``, age = how many rounds of writes came after: a bias toward
-    recent keys like ALiBi's, Press et al. 2022), ``"linear"`` (``S = Σ k vᵀ`` over unit keys, read ``Sᵀk``),
-    ``"linear-elu"`` (φ = elu + 1 with the normalised read of Katharopoulos et al. 2020) or ``"delta"`` (the delta
-    rule with β = 1 over unit keys). No training; float64; deterministic in ``seed``.
+    recent keys like ALiBi's, Press et al. 2022), ``"linear"`` (``S ← decay · S + k vᵀ`` over unit keys, read
+    ``Sᵀk``; decay 1 is the plain sum), ``"linear-elu"`` (φ = elu + 1 with the normalised read of Katharopoulos et
+    al. 2020, of keys and queries times ``scale``: the input scale a trained ``W_K`` sets) or ``"delta"`` (the
+    delta rule ``S += β k (v - Sᵀk)ᵀ`` over unit keys). Each memory reads only its own knobs (:data:`KNOBS`). No
+    training; float64; deterministic in ``seed``.
     """
     if memory not in MEMORIES:
         raise ValueError(f"memory must be one of {MEMORIES}, got {memory!r}")
     N, d_k = check_positive_int("num_pairs", num_pairs), check_positive_int("d_k", d_k)
     writes = check_positive_int("writes", writes)
     sharpness = check_positive_number("sharpness", sharpness)
+    scale = check_positive_number("scale", scale)
     if isinstance(recency, bool) or not isinstance(recency, int | float) or not 0 <= recency < math.inf:
         raise ValueError(f"recency must be a finite number >= 0, got {recency!r}")
+    for name, x in (("decay", decay), ("beta", beta)):
+        if isinstance(x, bool) or not isinstance(x, int | float) or not 0 < x <= 1:
+            raise ValueError(f"{name} must be a number in (0, 1], got {x!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an int, got {seed!r}")
     keys, values = _pairs(N, d_k, writes, seed)
     written = keys.repeat(writes, 1)  # (writes N, d_k): all N keys, then all again with new values, ...
-    read = _read(memory, keys, written, values, sharpness, float(recency))  # (N, d_k)
+    read = _read(memory, keys, written, values, sharpness, float(recency), float(decay), float(beta), scale)  # (N, d_k)
     answer = (_unit(read) @ values.T).argmax(-1)  # (N,): the nearest value written
     latest = torch.arange(N) + (writes - 1) * N
     return float((answer == latest).double().mean())
+
+
+def best_setting(
+    memory: str, num_pairs: int, d_k: int, grid: list[dict[str, float]], *, seeds: range, writes: int = 1
+) -> tuple[dict[str, float], float]:
+    """The setting of ``grid`` (each a dict of ``memory``'s :data:`KNOBS`) with the highest mean recall over
+    ``seeds``, and that mean: the selection rule every memory gets. Select on seeds apart from those reported."""
+    if memory not in MEMORIES:
+        raise ValueError(f"memory must be one of {MEMORIES}, got {memory!r}")
+    if not grid:
+        raise ValueError("grid must hold at least one setting, got none")
+    for setting in grid:
+        if not isinstance(setting, dict) or not set(setting) <= set(KNOBS[memory]):
+            raise ValueError(f"grid settings of {memory!r} may set {KNOBS[memory]}, got {setting!r}")
+    if len(seeds) == 0:
+        raise ValueError("seeds must hold at least one seed")
+    means = [
+        sum(associative_recall(memory, num_pairs, d_k, seed=s, writes=writes, **setting) for s in seeds) / len(seeds)
+        for setting in grid
+    ]
+    best = max(range(len(grid)), key=lambda i: means[i])  # the first of equal means: grids list the plain one first
+    return grid[best], means[best]

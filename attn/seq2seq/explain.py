@@ -10,19 +10,32 @@ import numpy as np
 import torch
 
 from attn._checks import check_float_tensor
-from attn.data.translation import Batch, Pair
+from attn.data.translation import ADJECTIVES, NOUNS, TEENS, TENS, UNITS, Batch, Pair
 from attn.seq2seq.model import Seq2Seq
 
-__all__ = ["word_probability", "word_attention", "aligned_words"]
+__all__ = ["word_probability", "word_attention", "aligned_words", "dependencies", "ERASES", "WORD_KINDS"]
+
+ERASES = ("zero", "mean")
+WORD_KINDS = ("agreeing", "other")  # an article or an adjective (its form agrees with its noun), or another word
 
 
 @contextmanager
-def _scaled_source(model: Seq2Seq, scale: torch.Tensor | None):
-    """Inside the block, source word i's embedding is multiplied by ``scale[:, i]`` (a hook on the embedding)."""
+def _scaled_source(model: Seq2Seq, scale: torch.Tensor | None, erase: str = "zero"):
+    """Inside the block, source word i's embedding ``x_i`` becomes ``s_i x_i`` (``erase="zero"``) or
+    ``s_i x_i + (1 - s_i) x̄`` with ``x̄`` the mean embedding of the source vocabulary (``erase="mean"``): a hook on the
+    embedding."""
+    if erase not in ERASES:
+        raise ValueError(f"erase must be one of {ERASES}, got {erase!r}")
     if scale is None:
         yield
         return
-    handle = model.source_embedding.register_forward_hook(lambda module, args, out: out * scale[..., None])
+    s = scale[..., None]  # (B, S, 1)
+    if erase == "zero":
+        hook = lambda module, args, out: out * s  # noqa: E731
+    else:
+        mean = model.source_embedding.weight[1:].mean(0).detach()  # (E,): row 0 is padding
+        hook = lambda module, args, out: out * s + (1 - s) * mean  # noqa: E731
+    handle = model.source_embedding.register_forward_hook(hook)
     try:
         yield
     finally:
@@ -37,14 +50,17 @@ def _check_step(batch: Batch, step: torch.Tensor) -> None:
         raise ValueError(f"step must be target positions in [0, {T}), got {step.tolist()}")
 
 
-def word_probability(model: Seq2Seq, batch: Batch, step: torch.Tensor, scale: torch.Tensor | None = None):
+def word_probability(
+    model: Seq2Seq, batch: Batch, step: torch.Tensor, scale: torch.Tensor | None = None, erase: str = "zero"
+):
     """``p(y_t | y_<t, x)`` ``(B,)`` of each row's reference word at ``step (B,)`` (teacher forcing), with source
-    word i's embedding scaled by ``scale[:, i]`` (0 = erased)."""
+    word i's embedding scaled by ``scale[:, i]`` (0 = erased: a zero vector, or with ``erase="mean"`` the mean
+    embedding; the GRU reads every position either way)."""
     _check_step(batch, step)
     B, S = batch.source.shape
     if scale is not None:
         check_float_tensor("scale", scale, (B, S), "B, S", "one per source word")
-    with _scaled_source(model, scale):
+    with _scaled_source(model, scale, erase):
         logits = model(batch.source, batch.source_lengths, batch.target_in).logits  # (B, T, V)
     rows = torch.arange(len(step), device=step.device)
     return logits[rows, step].softmax(-1)[rows, batch.target_out[rows, step]]
@@ -90,3 +106,43 @@ def aligned_words(pairs: Sequence[Pair], batch: Batch, seed: int) -> tuple[torch
         step[b] = int(rng.choice(aligned))
         truth[b, pair.alignment[int(step[b])]] = True
     return step, truth
+
+
+_ADJECTIVES = {en for en, _ in ADJECTIVES}
+_NOUNS = {form for forms in NOUNS for form in forms[:2]}
+_NUMBERS = {en for en, _ in (*UNITS, *TEENS, *TENS)}
+
+
+def dependencies(pairs: Sequence[Pair], step: torch.Tensor, S: int) -> tuple[torch.Tensor, list[str]]:
+    """What the generator makes each chosen target word depend on: ``(B, S)`` bool marking its aligned source word
+    and, for an article or an adjective (whose German form agrees with the noun's gender and number and, for an
+    adjective, with the determiner: ``der große hund``, ``zwei große hunde``), its noun phrase's noun and determiner
+    ("the" or the number's words); and each word's kind (:data:`WORD_KINDS`). The case (subject or object) that
+    also sets the form is a matter of the words' order, which no source word marks."""
+    if not isinstance(step, torch.Tensor) or step.shape != (len(pairs),) or step.is_floating_point():
+        raise ValueError(
+            f"step must be ({len(pairs)},) target positions, one per pair, got {getattr(step, 'shape', step)}"
+        )
+    marks = torch.zeros(len(pairs), S, dtype=torch.bool, device=step.device)
+    kinds = []
+    for b, pair in enumerate(pairs):
+        j = pair.alignment[int(step[b])]
+        if j is None:
+            raise ValueError(f"pairs[{b}]'s word {int(step[b])} has no true source word")
+        if len(pair.source) > S:
+            raise ValueError(f"pairs[{b}] has {len(pair.source)} source words, more than S = {S}")
+        words = pair.source
+        marks[b, j] = True
+        if words[j] != "the" and words[j] not in _ADJECTIVES:
+            kinds.append("other")
+            continue
+        kinds.append("agreeing")
+        noun = next(k for k in range(j, len(words)) if words[k] in _NOUNS)  # the phrase's noun
+        start = j
+        while start > 0 and words[start] != "the" and (words[start - 1] in _ADJECTIVES | _NUMBERS | {"the"}):
+            start -= 1  # back over the adjectives to the determiner ("the", or one or two number words)
+        marks[b, start : noun + 1] = False
+        for k in range(start, noun + 1):  # the determiner, the noun and the word itself
+            if k in (j, noun) or words[k] == "the" or words[k] in _NUMBERS:
+                marks[b, k] = True
+    return marks, kinds

@@ -1,33 +1,87 @@
-"""The Vision Transformer's answer as a function of its patches, for attributions (:mod:`attn.analysis`)."""
+"""The Vision Transformer's answer as a function of its patches, for attributions (:mod:`attn.analysis`), and the
+tokens that see an object (the truth an attribution is scored against)."""
 
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
-from attn._checks import check_float_tensor
+from attn._checks import check_float_tensor, describe
 from attn.data.scenes import Scenes
 from attn.vision.vit import ViT, ViTOutput
 
-__all__ = ["answer_probability", "answer_output"]
+__all__ = ["answer_probability", "answer_output", "seen_by_tokens", "object_tokens", "ERASES"]
+
+ERASES = ("zero", "delete")
 
 
-def answer_output(model: ViT, scenes: Scenes, scale: torch.Tensor | None = None) -> tuple[ViTOutput, torch.Tensor]:
-    """The model's output on ``scenes`` with patch i's token scaled by ``scale[:, i]`` (0 = erased; a hook on the
-    stem), and ``p(right answer)`` ``(B,)``."""
+def seen_by_tokens(model: ViT, pixels: torch.Tensor) -> torch.Tensor:
+    """``pixels (B, S, S)`` bool -> ``(B, grid²)`` bool, row-major: the tokens whose receptive field holds one of the
+    pixels marked. With the patch stem a token sees its own patch; with the convolutional stem each convolution
+    widens the field by its kernel at its stride (a max-pool of the same geometry), so token ``(i, j)`` sees
+    pixels ``4i - 4 … 4i + 4`` by ``4j - 4 … 4j + 4`` (9 × 9, reaching past its own 4 × 4 cell)."""
+    S = model.config.image_size
+    if not isinstance(pixels, torch.Tensor) or pixels.dim() != 3 or pixels.shape[1:] != (S, S):
+        raise ValueError(f"pixels must be a (B, {S}, {S}) bool mask of the image's pixels, got {describe(pixels)}")
+    seen = pixels.float()[:, None]  # (B, 1, S, S)
+    if model.config.stem == "conv":
+        for layer in model.stem.layers:
+            if isinstance(layer, torch.nn.Conv2d):  # an output cell sees the input cells under its kernel
+                seen = F.max_pool2d(seen, layer.kernel_size, layer.stride, layer.padding)
+    else:
+        seen = F.max_pool2d(seen, model.config.patch)  # (B, 1, grid, grid): each token its own patch
+    return seen.flatten(1) > 0  # (B, grid²)
+
+
+def object_tokens(model: ViT, scenes: Scenes, which: str = "asked") -> torch.Tensor:
+    """``(B, grid²)`` bool: the tokens whose receptive field holds a pixel of the asked object (``which="asked"``,
+    the truth) or of any object (``which="any"``: a map made from the image alone, with no model)."""
+    if which == "asked":
+        pixels = scenes.object_pixels()
+    elif which == "any":
+        pixels = scenes.images.amax(1) > 0  # (B, S, S): the background is black
+    else:
+        raise ValueError(f"which must be 'asked' or 'any', got {which!r}")
+    return seen_by_tokens(model, pixels)
+
+
+def answer_output(
+    model: ViT, scenes: Scenes, scale: torch.Tensor | None = None, erase: str = "zero"
+) -> tuple[ViTOutput, torch.Tensor]:
+    """The model's output on ``scenes`` with patch i's token scaled by ``scale[:, i]`` (a hook on the stem), and
+    ``p(right answer)`` ``(B,)``. ``erase="zero"``: a scale of 0 leaves a zero token (after the pre-LN it is the
+    LayerNorm's β, a token the model never saw in training); ``erase="delete"``: the tokens whose scale is 0 are
+    masked out of every attention instead, which deletes them exactly (the ViT has no positions); then the scale
+    must be 0 or 1."""
+    if erase not in ERASES:
+        raise ValueError(f"erase must be one of {ERASES}, got {erase!r}")
     B, N = len(scenes), model.grid**2
-    handle = None
+    handles = []
     if scale is not None:
         check_float_tensor("scale", scale, (B, N), "B, N", "one per patch")
-        shaped = scale.view(B, 1, model.grid, model.grid) if model.config.stem == "conv" else scale[..., None]
-        handle = model.stem.register_forward_hook(lambda module, args, out: out * shaped)
+        if erase == "zero":
+            shaped = scale.view(B, 1, model.grid, model.grid) if model.config.stem == "conv" else scale[..., None]
+            handles.append(model.stem.register_forward_hook(lambda module, args, out: out * shaped))
+        else:
+            if not ((scale == 0) | (scale == 1)).all():
+                raise ValueError("erase='delete' needs a scale of 0 (deleted) or 1 (kept) per patch")
+            keep = torch.cat([scale.new_ones(B, 1), scale], dim=1) > 0  # (B, 1 + N): the class token stays
+
+            def masked(module, args, kwargs):
+                return args, {**kwargs, "mask": keep[:, None, None, :]}  # (B, 1, 1, 1 + N): keys a query may read
+
+            handles.append(model.encoder.register_forward_pre_hook(masked, with_kwargs=True))
     try:
         out = model(scenes.images, scenes.question)
     finally:
-        if handle is not None:
+        for handle in handles:
             handle.remove()
     return out, out.logits.softmax(-1).gather(1, scenes.answer[:, None]).squeeze(1)
 
 
-def answer_probability(model: ViT, scenes: Scenes, scale: torch.Tensor | None = None) -> torch.Tensor:
-    """``p(right answer | image)`` ``(B,)`` with patch i's token scaled by ``scale[:, i]`` (0 = erased)."""
-    return answer_output(model, scenes, scale)[1]
+def answer_probability(
+    model: ViT, scenes: Scenes, scale: torch.Tensor | None = None, erase: str = "zero"
+) -> torch.Tensor:
+    """``p(right answer | image)`` ``(B,)`` with patch i's token scaled by ``scale[:, i]`` (0 = erased, as
+    ``erase`` says: :func:`answer_output`)."""
+    return answer_output(model, scenes, scale, erase)[1]

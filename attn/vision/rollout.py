@@ -3,6 +3,10 @@
 One layer's attention says where a token reads from in the layer below, but after a few layers the tokens are
 mixtures. Rollout follows the mixing down: average the heads, add the identity for the residual connection
 (``Â = 0.5 A + 0.5 I``), and multiply the layers: ``Ã_l = Â_l Ã_{l-1}``.
+
+Chefer, Gur & Wolf's generic method (ICCV 2021, eqs. 5-6) rolls out attention weighted by its gradient instead:
+``Ā_l = E_h[(∇A_l ⊙ A_l)⁺]`` and ``R ← R + Ā_l R`` from ``R = I``, the first layer first
+(:func:`relevance_rollout`).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import torch
 
 from attn._checks import check_distribution, check_positive_int, require_tensor, shape_of
 
-__all__ = ["attention_rollout", "class_token_map"]
+__all__ = ["attention_rollout", "relevance_rollout", "class_token_map"]
 
 
 def attention_rollout(attentions: Sequence[torch.Tensor]) -> torch.Tensor:
@@ -35,6 +39,28 @@ def attention_rollout(attentions: Sequence[torch.Tensor]) -> torch.Tensor:
         A = 0.5 * A.mean(dim=1) + 0.5 * identity  # (B, T, T): heads averaged, the residual added
         rollout = (A / A.sum(-1, keepdim=True)) @ rollout  # (B, T, T)
     return rollout
+
+
+def relevance_rollout(relevances: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Chefer, Gur & Wolf 2021 (ICCV, eq. 6): layers' relevance ``Ā_l`` ``(B, H, T, T)`` (e.g. the heads of
+    :func:`attn.analysis.attention_x_gradient`, ``(A ⊙ ∂p/∂A)⁺``; averaged over heads here), first layer first ->
+    ``R (B, T, T)`` with ``R = I`` and ``R ← R + Ā_l R`` per layer. Row 0 minus the identity is the class token's
+    relevance map over the tokens."""
+    if isinstance(relevances, torch.Tensor) or not isinstance(relevances, Sequence) or not relevances:
+        raise ValueError("relevances must be a non-empty sequence of (B, H, T, T) tensors, one per layer")
+    shape = None
+    for i, A in enumerate(relevances):
+        require_tensor(f"relevances[{i}]", A, 4)
+        if A.dim() != 4 or A.shape[-1] != A.shape[-2] or (shape is not None and A.shape != shape):
+            raise ValueError(f"relevances[{i}] must be (B, H, T, T) like the others ({shape}), got {shape_of(A)}")
+        if (A < 0).any():
+            raise ValueError(f"relevances[{i}] has negative entries: pass the positive part (A ⊙ ∂p/∂A)⁺")
+        shape = A.shape
+    B, H, T, _ = shape
+    R = torch.eye(T, dtype=relevances[0].dtype, device=relevances[0].device).expand(B, T, T)  # (B, T, T)
+    for A in relevances:
+        R = R + A.mean(dim=1) @ R  # (B, T, T): eq. 6, the heads averaged (eq. 5)
+    return R
 
 
 def class_token_map(weights: torch.Tensor, grid: int) -> torch.Tensor:

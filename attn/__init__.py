@@ -12,7 +12,15 @@ Chapters import it; it never imports a chapter. The core contract:
 - exact attention in tiles, linear attention as fast weights, the delta rule (``attn.scale``)
 """
 
-from attn.blocks import DecoderLayer, EncoderLayer, LayerNorm, LearnedPositions, MultiHeadAttention, SinusoidalPositions
+from attn.blocks import (
+    DecoderLayer,
+    EncoderLayer,
+    LayerNorm,
+    LearnedPositions,
+    MultiHeadAttention,
+    RotaryMultiHeadAttention,
+    SinusoidalPositions,
+)
 from attn.functional import (
     additive_scores,
     attend,
@@ -40,6 +48,7 @@ __all__ = [
     "MemN2N",
     "MemN2NConfig",
     "MultiHeadAttention",
+    "RotaryMultiHeadAttention",
     "SinusoidalPositions",
     "Transformer",
     "TransformerConfig",

@@ -9,16 +9,28 @@ Prints two tables, measured in one run:
    (evaluation not counted) until the held-out exact match first reaches 95 %, the exact match and
    attention mass at the end, the time per step and the peak memory the training added;
 
+3. the time of one training step of each model, all four models built in this process and stepped in turn
+   (round after round, the order rotating), so that the load of a shared machine falls on all of them alike:
+   the median of each and its ratio to the dot model's;
+
 then the time to execute chapter 2 from a fresh kernel.
 
-    .venv/bin/python benchmarks/alignment.py [--quick] [--threads N] [--steps N]
+With ``--capacity`` it prints instead the chapter's "speed or capacity?" table: the model without attention at
+d_hidden 64 (the chapter's), 128 and 256, and the dot model (exactly the 64-wide baseline's parameter count), each
+trained for ``--steps`` steps (default 3,000 here) and scored on the held-out sentences of 5-7 and of 11 or more
+words at every 500 steps: does the one-vector model plateau below the attention model on long sentences, and
+does a wider vector close the gap?
+
+    .venv/bin/python benchmarks/alignment.py [--quick] [--threads N] [--steps N] [--capacity]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -26,7 +38,16 @@ from common import ROOT, median_seconds, peak_extra_mib, time_notebook
 from tqdm import tqdm
 
 from attn.data import make_corpus
-from attn.seq2seq import AdditiveAttention, DotAttention, GeneralAttention, evaluate_translation, train_translator
+from attn.data.translation import encode_batch, exact_match
+from attn.seq2seq import (
+    AdditiveAttention,
+    DotAttention,
+    GeneralAttention,
+    Seq2Seq,
+    Seq2SeqConfig,
+    evaluate_translation,
+    train_translator,
+)
 from attn.training import seeded
 
 GOAL = 0.95
@@ -63,6 +84,62 @@ def module_table(repeats: int) -> list[tuple[str, float, float]]:
     return rows
 
 
+def parameters(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def step_table(corpus, rounds: int) -> list[tuple[str, int, float]]:
+    """One Adam step (forward, backward, update) of each model on the same batch, the models stepped in turn with
+    the order rotating every round: (kind, parameters, median seconds)."""
+    batch = encode_batch(corpus.train[:64], corpus.source_vocab, corpus.target_vocab)
+    loss_of = torch.nn.CrossEntropyLoss(ignore_index=corpus.target_vocab.pad)
+    steps = []
+    for kind in KINDS:
+        with seeded(0):
+            model = Seq2Seq(Seq2SeqConfig(len(corpus.source_vocab), len(corpus.target_vocab), attention=kind))
+        optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+
+        def step(model=model, optimizer=optimizer):
+            optimizer.zero_grad()
+            logits = model(batch.source, batch.source_lengths, batch.target_in).logits  # (B, T, V)
+            loss_of(logits.flatten(0, 1), batch.target_out.flatten()).backward()
+            optimizer.step()
+
+        steps.append((kind, parameters(model), step))
+    for _, _, step in steps * 3:  # warm-up
+        step()
+    times: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    for r in range(rounds):
+        for kind, _, step in steps[r % len(steps) :] + steps[: r % len(steps)]:
+            start = time.perf_counter()
+            step()
+            times[kind].append(time.perf_counter() - start)
+    return [(kind, n, statistics.median(times[kind])) for kind, n, _ in steps]
+
+
+def capacity(corpus, steps: int, every: int) -> None:
+    """The one-vector model at three widths and the dot model, scored on short and long held-out sentences."""
+    groups = {
+        "5-7": [i for i, p in enumerate(corpus.test) if len(p.source) <= 7],
+        "11+": [i for i, p in enumerate(corpus.test) if len(p.source) >= 11],
+    }
+    arms = [("none", 64), ("none", 128), ("none", 256), ("dot", 64)]
+    print(f"\nspeed or capacity: exact match on held-out sentences of 5-7 words ({len(groups['5-7'])}) and of 11+ "
+          f"words ({len(groups['11+'])}), every {every} steps, batch 64, lr 3e-3, seed 0")  # fmt: skip
+    print(f"{'model':>14} {'params':>8} {'step':>6} {'5-7':>7} {'11+':>7} {'all':>7} {'s':>7}")
+    for kind, width in arms:
+        model, history = train_translator(
+            corpus, kind, steps, seed=0, every=every, valid=corpus.test, progress=False, d_hidden=width
+        )
+        for c in history.checkpoints:
+            by = {
+                name: exact_match([c["predictions"][i] for i in index], [corpus.test[i] for i in index])
+                for name, index in groups.items()
+            }
+            print(f"{kind + ', d=' + str(width):>14} {parameters(model):>8,} {c['step']:>6} {by['5-7']:7.1%} "
+                  f"{by['11+']:7.1%} {c['exact_match']:7.1%} {c['seconds']:7.1f}", flush=True)  # fmt: skip
+
+
 def first_reaching(checkpoints: list[dict], goal: float) -> dict | None:
     return next((c for c in checkpoints if c["exact_match"] >= goal), None)
 
@@ -71,9 +148,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short run on a small corpus (a smoke test)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (the chapter uses 1)")
-    parser.add_argument("--steps", type=int, default=1000, help="training budget per model")
+    parser.add_argument(
+        "--steps", type=int, default=None, help="training budget per model (1,000; 3,000 with --capacity)"
+    )
+    parser.add_argument("--capacity", action="store_true", help="the one-vector model at d_hidden 64, 128, 256 and dot")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.capacity:
+        corpus = make_corpus(2_000 if args.quick else 20_000, 300 if args.quick else 1_000, seed=0)
+        capacity(corpus, 40 if args.quick else args.steps or 3000, 20 if args.quick else 500)
+        return
+    args.steps = args.steps or 1000
     steps, every = (40, 20) if args.quick else (args.steps, 25)
     corpus = make_corpus(2_000 if args.quick else 20_000, 300 if args.quick else 1_000, seed=0)
     valid = corpus.test[:300]
@@ -109,6 +194,13 @@ def main() -> None:
         per_step = 1e3 * history.seconds / len(history.loss)
         print(f"{kind:>9} {to_steps:>13} {to_seconds:>9} {per_step:8.1f} {final.exact_match:9.1%} {mass:>6} "
               f"{'n/a' if peak is None else f'{peak:.0f}':>9}")  # fmt: skip
+
+    timed = step_table(corpus, 8 if args.quick else 60)
+    dot_seconds = dict((kind, t) for kind, _, t in timed)["dot"]
+    print(f"\none training step (batch 64, the chapter's sizes), the four models stepped in turn, {threads}")
+    print(f"{'scoring':>9} {'params':>8} {'ms/step':>8} {'/ dot':>6}")
+    for kind, n, t in timed:
+        print(f"{kind:>9} {n:>8,} {1e3 * t:8.1f} {t / dot_seconds:6.2f}")
 
     if not args.quick:
         path = ROOT / "notebooks" / "02_alignment.ipynb"

@@ -14,9 +14,15 @@ authors' MATLAB code (facebook/MemNN, MemN2N-babi-matlab) differ from the book's
 - ``noise as authors``: each story's sentences get a random sorted subset of L + n time slots, n uniform in
   0..ceil(L/10) (the authors' code), not an independent 10 % chance of a blank after each sentence;
 - ``empty slots attended``: the memory slots past a story's end take part in the softmax as zero vectors
-  (score 0, read 0), as in the authors' code, instead of being masked out.
+  (score 0, read 0), as in the authors' code, instead of being masked out;
+- ``layer-wise tying``: not a difference but the paper's other weight tying (§2.2, Table 1's LW column): one
+  A and one C for every hop and ``u^{k+1} = H u^k + o^k`` (``MemN2NConfig.tying="layerwise"``).
+
+``--chapter-schedule`` trains with chapter 3's compressed schedule (20 linear and 40 softmax epochs, halving every
+10) instead of the paper's (20 and 100, halving every 25).
 
     .venv/bin/python benchmarks/memn2n_recipe.py [--tasks 3,6,10,11,15] [--seeds 4] [--jobs 2] [--data DIR]
+                                                 [--variants NAME,NAME] [--chapter-schedule]
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ VARIANTS = {
     "noise as authors": {"patch": "authors_noise"},
     "empty slots attended": {"attend_empty": True},
     "empty slots attended + LS until valid loss": {"attend_empty": True, "linear_until": "valid_loss"},
+    "layer-wise tying": {"tying": "layerwise"},
 }
 
 
@@ -68,9 +75,14 @@ def authors_noise(lengths: torch.Tensor, M: int, noise: float = 0.0, generator: 
     return t
 
 
-def run(data: Path, task: int, seed: int, variant: str) -> tuple[str, int, int, float, float]:
+CHAPTER_SCHEDULE = {"linear_start": 20, "epochs": 40, "decay_every": 10}
+
+
+def run(
+    data: Path, task: int, seed: int, variant: str, schedule: dict | None = None
+) -> tuple[str, int, int, float, float]:
     torch.set_num_threads(1)
-    options = dict(VARIANTS[variant])
+    options = dict(VARIANTS[variant]) | (schedule or {})
     patch = options.pop("patch", None)
     memn2n_model.ORIGINAL_FACTORS = getattr(memn2n_model, "ORIGINAL_FACTORS", memn2n_model._position_factors)
     memn2n_model._position_factors = padded_width_factors if patch == "padded_width" else memn2n_model.ORIGINAL_FACTORS
@@ -87,20 +99,28 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=4, help="seeds 0..N-1 per task and variant")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated names")
+    parser.add_argument("--chapter-schedule", action="store_true", help="chapter 3's 20 + 40 epochs")
     args = parser.parse_args()
+    schedule = CHAPTER_SCHEDULE if args.chapter_schedule else None
     if not args.data.is_dir():
         sys.exit(f"no bAbI files at {args.data}: pass --data (tasks_1-20_v1-2/en)")
     variants = args.variants.split(",")
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        jobs = [pool.submit(run, args.data, t, s, v) for v in variants for t in args.tasks for s in range(args.seeds)]
+        jobs = [
+            pool.submit(run, args.data, t, s, v, schedule)
+            for v in variants
+            for t in args.tasks
+            for s in range(args.seeds)
+        ]
         results = [job.result() for job in jobs]
     errors = {(v, t): [] for v in variants for t in args.tasks}
     seconds = 0.0
     for v, t, _, error, s in results:
         errors[v, t].append(100 * error)
         seconds += s
-    print(f"mean test error % over seeds 0-{args.seeds - 1} (min-max), real bAbI 1k, one model per task\n")
+    which = "chapter 3's schedule" if schedule else "the paper's schedule"
+    print(f"mean test error % over seeds 0-{args.seeds - 1} (min-max), real bAbI 1k, one model per task, {which}\n")
     print("| change | " + " | ".join(f"task {t}" for t in args.tasks) + " | mean |")
     print("| --- |" + " ---: |" * (len(args.tasks) + 1))
     for v in variants:

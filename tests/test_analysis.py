@@ -187,15 +187,16 @@ def test_summaries_reject_bad_weights_and_queries(summary):
 
 
 def test_induction_targets_by_hand():
-    # Period 2: "a b a b a"; query 2 ("a") last saw "a" at 0, followed by "b" at 1: key 1. Period 3: "a b c a b".
+    # Period 2: "a b a b a"; query 2 ("a") last saw "a" at 0, followed by "b" at 1: key 1. Query 4 ("a") saw "a"
+    # at 0 and at 2: keys 1 and 3. Period 3: "a b c a b".
     targets = induction_targets(torch.tensor([2, 3]), 5)
     marked = {(int(b), int(q), int(k)) for b, q, k in targets.nonzero()}
-    assert marked == {(0, 2, 1), (0, 3, 2), (0, 4, 3), (1, 3, 1), (1, 4, 2)}
+    assert marked == {(0, 2, 1), (0, 3, 2), (0, 4, 3), (0, 4, 1), (1, 3, 1), (1, 4, 2)}
     assert targets.shape == (2, 5, 5) and targets.dtype == torch.bool
 
 
 @given(st.integers(0, 2**16), st.integers(3, 20), st.data())
-def test_induction_targets_point_at_what_followed_the_last_occurrence(seed, length, data):
+def test_induction_targets_mark_what_followed_every_earlier_occurrence(seed, length, data):
     low = data.draw(st.integers(1, length - 1))
     high = data.draw(st.integers(low, length - 1))
     tokens, periods = repeated_sequences(6, length, num_symbols=5, periods=(low, high), seed=seed)
@@ -204,14 +205,13 @@ def test_induction_targets_point_at_what_followed_the_last_occurrence(seed, leng
         p = int(periods[b])
         for q in range(length):
             keys = targets[b, q].nonzero().flatten().tolist()
-            if q < p:
-                assert keys == []  # nothing repeated yet
-                continue
-            (key,) = keys
-            assert 1 <= key <= q  # a causal head can see it
-            assert tokens[b, key - 1] == tokens[b, q]  # an earlier occurrence of the query's token ...
-            if q + 1 < length:
-                assert tokens[b, key] == tokens[b, q + 1]  # ... followed by the token that comes next
+            # the positions one or more whole periods back: every earlier occurrence of the segment's token
+            assert keys == [q - m * p + 1 for m in range(q // p, 0, -1)]  # none before one period has passed
+            for key in keys:
+                assert 1 <= key <= q  # a causal head can see it
+                assert tokens[b, key - 1] == tokens[b, q]  # an earlier occurrence of the query's token ...
+                if q + 1 < length:
+                    assert tokens[b, key] == tokens[b, q + 1]  # ... followed by the token that comes next
 
 
 # ---------------------------------------------------------------- ablate_heads

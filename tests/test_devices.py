@@ -44,7 +44,7 @@ from attn.analysis import (
 )
 from attn.blocks.attention import MultiHeadAttention
 from attn.blocks.layers import DecoderLayer, EncoderLayer, LayerNorm
-from attn.blocks.positions import LearnedPositions, SinusoidalPositions
+from attn.blocks.positions import LearnedPositions, RotaryMultiHeadAttention, SinusoidalPositions, rotary_positions
 from attn.data.babi import BabiTensors
 from attn.data.scenes import make_scenes
 from attn.data.translation import Batch, encode_batch, make_corpus
@@ -244,6 +244,18 @@ def case_positions_and_layer_norm() -> tuple:
         return a, b, c, _grads(a.sum() + b.sum() + (c**2).sum(), learned, norm, x)
 
     return run, (SinusoidalPositions(D, 16), LearnedPositions(D, 16), LayerNorm(D), _x(B, T, D, grad=True))
+
+
+def case_rotary_positions() -> tuple:
+    def run(rotary, x):
+        turned = rotary_positions(x, start=3)
+        out, weights = rotary(x, x, x, causal_mask(T, device=x.device))
+        cached, _, past = rotary.extend(x[:, :2], None, causal_mask(2, device=x.device))
+        more, _, _ = rotary.extend(x[:, 2:], past, causal_mask(T, device=x.device)[2:])
+        loss = (turned**2).sum() + (out**2).sum() + cached.sum() + more.sum()
+        return turned, out, weights, cached, more, _grads(loss, rotary, x)
+
+    return run, (RotaryMultiHeadAttention(D, H, num_kv_heads=1), _x(B, T, D, grad=True))
 
 
 def case_seq2seq_forward_and_decode() -> tuple:
@@ -597,6 +609,7 @@ def test_layers_without_data_dependent_checks_run_on_the_meta_device():
         mha, encoder = MultiHeadAttention(D, H), EncoderLayer(D, H, 16, dropout=0.0)
         decoder = DecoderLayer(D, H, 16, dropout=0.0, norm_first=True)
         layers = [mha, encoder, decoder, SinusoidalPositions(D, 16), LearnedPositions(D, 16), LayerNorm(D)]
+        rotary = RotaryMultiHeadAttention(D, H)
         x, memory, q = torch.randn(B, T, D), torch.randn(B, 7, D), torch.randn(B, H, T, D)
         key_mask = torch.ones(B, T, dtype=torch.bool)
         outputs = {
@@ -607,6 +620,8 @@ def test_layers_without_data_dependent_checks_run_on_the_meta_device():
             "sinusoidal": layers[3](x, start=3),
             "learned": layers[4](x),
             "layer norm": layers[5](x),
+            "rotary positions": rotary_positions(x, start=2),
+            "rotary attention": rotary(x, x, x, causal_mask(T), need_weights=False)[0],
             "causal linear attention": causal_linear_attention(x, x, x)[0],
             "recurrent linear attention": recurrent_linear_attention(x, x, x)[0],
         }

@@ -69,11 +69,19 @@ def test_memory_read_matches_torch_sdpa_and_linear_drops_the_softmax():
 
 
 def reference_forward(model, story, query, lengths):
-    """Eqs. 1-5 with untied names, one example at a time, loops instead of batching."""
+    """Eqs. 1-5 with untied names, one example at a time, loops instead of batching; layer-wise tying as §2.2
+    writes it: A^k = A, C^k = C for every hop and u^{k+1} = H u^k + o^k."""
     cfg, K = model.config, model.config.hops
-    A = [model.E[k].weight for k in range(K)]  # A^{k+1} = C^k
-    C = [model.E[k + 1].weight for k in range(K)]
-    B_, W = model.E[0].weight, model.E[K].weight
+    layerwise = cfg.tying == "layerwise"
+    if layerwise:
+        A, C = [model.E[1].weight] * K, [model.E[2].weight] * K
+        T_A, T_C = [model.T[0].weight] * K, [model.T[1].weight] * K
+        B_, W = model.E[0].weight, model.E[3].weight
+    else:
+        A = [model.E[k].weight for k in range(K)]  # A^{k+1} = C^k
+        C = [model.E[k + 1].weight for k in range(K)]
+        T_A, T_C = [model.T[k].weight for k in range(K)], [model.T[k + 1].weight for k in range(K)]
+        B_, W = model.E[0].weight, model.E[K].weight
     out_logits, out_att = [], []
     for b in range(story.shape[0]):
         n = int(lengths[b])
@@ -92,10 +100,10 @@ def reference_forward(model, story, query, lengths):
         u = embed(B_, query[b])
         hops = []
         for k in range(K):
-            m = torch.stack([embed(A[k], story[b, i]) + model.T[k].weight[n - 1 - i] for i in range(n)])
-            c = torch.stack([embed(C[k], story[b, i]) + model.T[k + 1].weight[n - 1 - i] for i in range(n)])
+            m = torch.stack([embed(A[k], story[b, i]) + T_A[k][n - 1 - i] for i in range(n)])
+            c = torch.stack([embed(C[k], story[b, i]) + T_C[k][n - 1 - i] for i in range(n)])
             p = torch.softmax(m @ u, 0)
-            u = u + p @ c
+            u = (model.H.weight @ u if layerwise else u) + p @ c
             hops.append(F.pad(p, (0, story.shape[1] - n)))
         out_logits.append((W @ u).index_fill(0, torch.tensor([0]), float("-inf")))  # the null word
         out_att.append(torch.stack(hops))
@@ -110,6 +118,37 @@ def test_forward_matches_the_equations_written_out():
     assert torch.allclose(out.logits, logits, atol=1e-5)
     assert torch.allclose(out.hop_attention, attention, atol=1e-6)
     assert out.hop_attention.shape == (4, 3, 6)
+
+
+@pytest.mark.parametrize("hops", [1, 3])
+def test_layerwise_tying_matches_the_equations_written_out(hops):
+    model = make(tying="layerwise", hops=hops, seed=1)
+    story, query, lengths = random_batch(seed=2)
+    out = model(story, query, lengths)
+    logits, attention = reference_forward(model, story, query, lengths)
+    assert torch.allclose(out.logits, logits, atol=1e-5)
+    assert torch.allclose(out.hop_attention, attention, atol=1e-6)
+
+
+def test_layerwise_tying_has_four_tables_two_temporal_and_h_whatever_the_hops():
+    V, d, M = 12, 8, 6
+    for hops in (1, 3, 5):
+        model = make(tying="layerwise", hops=hops)
+        assert len(model.E) == 4 and len(model.T) == 2 and tuple(model.H.weight.shape) == (d, d)
+        assert sum(p.numel() for p in model.parameters()) == 4 * V * d + 2 * M * d + d * d
+    story, query, lengths = random_batch()
+    F.cross_entropy(make(tying="layerwise")(story, query, lengths).logits, torch.arange(4)).backward()
+    with pytest.raises(ValueError, match="tying must be one of"):
+        MemN2NConfig(12, tying="rnn")
+
+
+def test_layerwise_tying_trains_on_task_1():
+    train = examples(simulate(1, 300, seed=1))
+    run = train_memn2n(train, epochs=8, linear_start=4, decay_every=4, progress=False, tying="layerwise", d=12)
+    untrained = make(seed=0, vocab_size=len(run.vocab), d=12, memory_size=run.model.config.memory_size)
+    test = examples(simulate(1, 200, seed=2))
+    assert run.model.config.tying == "layerwise"
+    assert run.error(test) < evaluate(untrained, run.tensors(test))["error"] - 0.2
 
 
 def test_adjacent_tying_has_k_plus_one_tables_and_a_fixed_null_word():

@@ -310,6 +310,20 @@ def test_dnc_bookkeeping_holds_at_every_step():
     assert torch.equal(model(task.inputs).logits, out.logits)
 
 
+def test_dnc_with_its_free_gates_shut_never_frees_a_row():
+    with seeded(0):
+        model = DNC(DNCConfig(7, 6, hidden=16, memory_rows=4, memory_width=5, read_heads=2))
+    task = copy_task(3, 2, 4, bits=6, segments=3, seed=5)
+    with torch.no_grad():
+        shut = model(task.inputs, free_gates=False)
+        open_ = model(task.inputs)
+    assert bool((shut.free_gates == 0).all()) and bool((open_.free_gates > 0).all())
+    # without freeing, u_t = u_{t-1} + w - u_{t-1} w never falls; with the gates open it does somewhere
+    assert bool((shut.usage[:, 1:] >= shut.usage[:, :-1] - 1e-6).all())
+    assert bool((open_.usage[:, 1:] < open_.usage[:, :-1] - 1e-3).any())
+    assert torch.equal(open_.logits, model(task.inputs, free_gates=True).logits)
+
+
 def test_lstm_baseline_and_bit_errors():
     with seeded(0):
         model = LSTMBaseline(9, 8, hidden=10)

@@ -9,7 +9,7 @@ from attn.transformer import tagging_accuracy, train_tagger
 from attn.transformer.mixers import MixerTagger, TokenMixer, train_mixer_tagger
 
 
-@pytest.mark.parametrize("kind", ["attention", "linear", "conv"])
+@pytest.mark.parametrize("kind", ["attention", "linear"])
 def test_mixer_output_is_its_matrix_times_the_values(kind):
     torch.manual_seed(0)
     mixer = TokenMixer(kind, d_model=8, max_len=6)
@@ -19,33 +19,86 @@ def test_mixer_output_is_its_matrix_times_the_values(kind):
     assert torch.allclose(y, mixer.W_o(W @ mixer.W_v(x)), atol=1e-6)
 
 
-def test_attention_mixing_depends_on_the_input_and_the_others_do_not():
+def test_attention_mixing_depends_on_the_input_and_the_linear_one_does_not():
     torch.manual_seed(0)
     x1, x2 = torch.randn(1, 5, 8), torch.randn(1, 5, 8)
     attention = TokenMixer("attention", 8, 6)
     assert not torch.allclose(attention.mixing(x1), attention.mixing(x2))
     assert torch.allclose(attention.mixing(x1).sum(-1), torch.ones(1, 5))
-    for kind in ("linear", "conv"):
-        mixer = TokenMixer(kind, 8, 6)
-        assert torch.equal(mixer.mixing(x1), mixer.mixing(x2)), kind
+    linear = TokenMixer("linear", 8, 6)
+    assert torch.equal(linear.mixing(x1), linear.mixing(x2))
+    for kind in ("conv", "recurrent"):
+        y, W = TokenMixer(kind, 8, 6)(x1)
+        assert y.shape == (1, 5, 8) and W is None
+        with pytest.raises(ValueError, match="no \\(T, T\\) mixing matrix"):
+            TokenMixer(kind, 8, 6).mixing(x1)
 
 
-def test_conv_mixing_is_banded_toeplitz_with_the_kernel():
-    mixer = TokenMixer("conv", 4, 10)
-    with torch.no_grad():
-        mixer.kernel.copy_(torch.tensor([1.0, 2.0, 3.0]))
-    W = mixer.mixing(torch.zeros(1, 5, 4))[0]
-    expected = torch.tensor(
-        [[2, 3, 0, 0, 0], [1, 2, 3, 0, 0], [0, 1, 2, 3, 0], [0, 0, 1, 2, 3], [0, 0, 0, 1, 2]], dtype=torch.float32
-    )
-    assert torch.equal(W, expected)
+def test_conv_mixer_is_a_convolution_over_d_channels_that_reaches_every_position():
+    torch.manual_seed(2)
+    mixer = TokenMixer("conv", 4, 7)
+    assert tuple(mixer.conv.weight.shape) == (4, 4, 13)  # (d_out, d_in, 2 max_len - 1)
+    x = torch.randn(3, 7, 4, requires_grad=True)  # (B, T, d)
+    y, _ = mixer(x)
+    # y_i = Σ_m x_{i+m} W_m + b, written out over the offsets m
+    W, b = mixer.conv.weight.detach(), mixer.conv.bias.detach()  # (d, d, k), (d,)
+    k = W.shape[-1] // 2
+    expected = torch.zeros(3, 7, 4) + b
+    for i in range(7):
+        for j in range(7):
+            expected[:, i] += x.detach()[:, j] @ W[:, :, j - i + k].T
+    assert torch.allclose(y, mixer.W_o(expected), atol=1e-5)
+    y[:, 0].sum().backward()  # the first output reads the last input: full reach in one layer
+    assert bool(x.grad[:, -1].abs().sum() > 0)
+    short = TokenMixer("conv", 4, 7, kernel_size=3)
+    x = torch.randn(1, 7, 4, requires_grad=True)
+    short(x)[0][:, 0].sum().backward()
+    assert bool((x.grad[:, 2:] == 0).all()) and bool(x.grad[:, 1].abs().sum() > 0)
+
+
+def test_recurrent_mixer_reads_both_directions():
+    torch.manual_seed(3)
+    mixer = TokenMixer("recurrent", 4, 6)
+    x = torch.randn(2, 6, 4, requires_grad=True)
+    y, _ = mixer(x)
+    states, _ = mixer.rnn(x)
+    assert torch.allclose(y, mixer.W_o(states)) and states.shape == (2, 6, 8)
+    first, last = torch.autograd.grad(y[:, 0].sum(), x, retain_graph=True)[0], torch.autograd.grad(y[:, -1].sum(), x)[0]
+    assert bool(first[:, -1].abs().sum() > 0) and bool(last[:, 0].abs().sum() > 0)
+    # the forward half alone: a change at the end leaves the forward state at position 0 as it was
+    changed = x.detach().clone()
+    changed[:, -1] += 1.0
+    assert torch.allclose(mixer.rnn(changed)[0][:, 0, :4], states[:, 0, :4])
+
+
+def test_unscaled_mixer_with_the_scaled_start_computes_the_scaled_function():
+    tokens = torch.randint(0, 11, (4, 6), generator=torch.Generator().manual_seed(1))
+    with seeded(5):
+        scaled = MixerTagger("attention", 11, 3, 6, d_k=64)
+    with seeded(5):
+        matched = MixerTagger("attention", 11, 3, 6, d_k=64, scaled=False, match_scaled_start=True)
+    with seeded(5):
+        unscaled = MixerTagger("attention", 11, 3, 6, d_k=64, scaled=False)
+    assert torch.allclose(matched(tokens).logits, scaled(tokens).logits, atol=1e-5)
+    assert torch.allclose(matched(tokens).mixing, scaled(tokens).mixing, atol=1e-6)
+    assert not torch.allclose(unscaled(tokens).mixing, scaled(tokens).mixing, atol=1e-3)
+    ratio = matched.mixer.W_q.weight / unscaled.mixer.W_q.weight
+    assert torch.allclose(ratio, torch.full_like(ratio, 64**-0.25))
 
 
 def test_mixers_refuse_bad_arguments():
     with pytest.raises(ValueError, match="kind must be one of"):
-        TokenMixer("rnn", 8, 6)
+        TokenMixer("lstm", 8, 6)
     with pytest.raises(ValueError, match="kernel_size must be odd"):
         TokenMixer("conv", 8, 6, kernel_size=4)
+    with pytest.raises(ValueError, match="kernel_size is an option of the conv mixer"):
+        TokenMixer("recurrent", 8, 6, kernel_size=3)
+    with pytest.raises(ValueError, match="max_len=6"):
+        TokenMixer("recurrent", 8, 6)(torch.zeros(1, 7, 8))
+    with pytest.raises(ValueError, match="for the unscaled mixer"):
+        TokenMixer("attention", 8, 6, match_scaled_start=True)
+    with pytest.raises(ValueError, match="match_scaled_start must be True or False"):
+        TokenMixer("attention", 8, 6, scaled=False, match_scaled_start=1)
     with pytest.raises(ValueError, match="max_len=6"):
         TokenMixer("linear", 8, 6)(torch.zeros(1, 7, 8))
     with pytest.raises(ValueError, match=r"x must have shape \(B, T, d_model=8\), got \(1, 7, 4\)"):
@@ -109,16 +162,6 @@ def test_attention_mixing_is_the_scaled_softmax_of_its_projections():
     assert torch.allclose(mixer.mixing(x), expected, atol=1e-6)
 
 
-def test_conv_mixing_equals_torch_conv1d_with_one_shared_kernel():
-    torch.manual_seed(2)
-    mixer = TokenMixer("conv", 4, 10, kernel_size=5)
-    v = torch.randn(3, 7, 4)  # (B, T, d)
-    W = mixer.mixing(v)
-    channels = v.transpose(1, 2).reshape(3 * 4, 1, 7)  # every feature a separate 1-channel signal
-    reference = torch.nn.functional.conv1d(channels, mixer.kernel.detach().view(1, 1, 5), padding=2)
-    assert torch.allclose(W @ v, reference.view(3, 4, 7).transpose(1, 2), atol=1e-6)
-
-
 def test_tagger_returns_logits_and_the_mixing_matrix():
     with seeded(0):
         model = MixerTagger("linear", 9, 4, 6)
@@ -140,6 +183,8 @@ def test_attention_mixer_width_and_scale():
         TokenMixer("linear", 8, 6, d_k=16)
     with pytest.raises(ValueError, match="options of the attention mixer"):
         TokenMixer("conv", 8, 6, scaled=False)
+    with pytest.raises(ValueError, match="options of the attention mixer"):
+        TokenMixer("recurrent", 8, 6, match_scaled_start=True)
     with pytest.raises(ValueError, match="scaled must be True or False"):
         TokenMixer("attention", 8, 6, scaled=1)
     with pytest.raises(ValueError, match="d_k"):

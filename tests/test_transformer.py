@@ -747,6 +747,20 @@ def test_train_transformer_is_seeded(reverse_corpus):
     assert isinstance(a.config, TransformerConfig) and a.config.pad == reverse_corpus.target_vocab.pad
 
 
+def test_a_shorter_run_is_the_start_of_a_longer_one(reverse_corpus):
+    # Chapter 8 compares decoders on "the same recipe stopped at step 200" by training 200 steps apart from the
+    # 500-step run: the constant rate after the warm-up and the checkpoints (which draw no random numbers) make
+    # the short run's steps, and so its weights, those of the long run's start.
+    short, short_history = train_transformer(reverse_corpus, steps=12, warmup=5, seed=2, progress=False, **SIZES)
+    long, long_history = train_transformer(
+        reverse_corpus, steps=24, warmup=5, seed=2, progress=False, every=6, valid=reverse_corpus.test[:5], **SIZES
+    )
+    assert short_history.loss == long_history.loss[:12]  # dropout 0.1 included
+    assert not all(torch.equal(p, q) for p, q in zip(short.parameters(), long.parameters(), strict=True))
+    again, _ = train_transformer(reverse_corpus, steps=12, warmup=5, seed=2, progress=False, **SIZES)
+    assert all(torch.equal(p, q) for p, q in zip(short.parameters(), again.parameters(), strict=True))
+
+
 def test_fit_warms_the_learning_rate_up_linearly():
     # Adam's first steps with a constant gradient move a parameter by almost exactly the learning rate.
     model = nn.Module()

@@ -1,8 +1,14 @@
-"""Where a token is: sinusoidal (Vaswani et al. 2017, §3.5) and learned (Gehring et al. 2017) positional encodings.
+"""Where a token is: sinusoidal (Vaswani et al. 2017, §3.5) and learned (Gehring et al. 2017) positional encodings,
+and rotary positions (RoPE, Su et al. 2021).
 
 Attention alone treats its input as a set; adding a vector that depends on the position is what lets a
-Transformer tell "dog bites man" from "man bites dog". Both modules map ``(B, T, d_model)`` to the same
+Transformer tell "dog bites man" from "man bites dog". Both tables map ``(B, T, d_model)`` to the same
 shape with the position vectors added, and refuse sequences longer than their table.
+
+Rotary positions add nothing: they turn each head's queries and keys by an angle proportional to the position
+(:func:`rotary_positions`), so that a score ``q_m · k_n`` depends on the positions only through ``n - m``
+(Su et al. 2021, eq. 16). :class:`RotaryMultiHeadAttention` is multi-head self-attention with the turn applied
+after ``W_Q`` and ``W_K``.
 """
 
 from __future__ import annotations
@@ -12,9 +18,16 @@ import math
 import torch
 from torch import nn
 
-from attn._checks import check_nonnegative_int, check_positive_int, shape_of
+from attn._checks import check_nonnegative_int, check_positive_int, check_positive_number, require_tensor, shape_of
+from attn.blocks.attention import KeyValue, MultiHeadAttention
 
-__all__ = ["sinusoidal_positions", "SinusoidalPositions", "LearnedPositions"]
+__all__ = [
+    "sinusoidal_positions",
+    "SinusoidalPositions",
+    "LearnedPositions",
+    "rotary_positions",
+    "RotaryMultiHeadAttention",
+]
 
 
 def sinusoidal_positions(T: int, d_model: int) -> torch.Tensor:
@@ -77,3 +90,78 @@ class LearnedPositions(_Positions):
         """``(B, T, d_model) -> (B, T, d_model)``; the T vectors are of positions ``start``, ..., ``start + T - 1``."""
         T = self._check(x, start)
         return x + self.table[start : start + T]
+
+
+def rotary_positions(x: torch.Tensor, start: int = 0, base: float = 10000.0) -> torch.Tensor:
+    """Rotary positions (Su et al. 2021, eq. 34): ``x (..., T, d)``, d even -> the same shape, each pair
+    ``(x_2i, x_2i+1)`` of the token at position ``m = start + t`` turned by the angle ``m θ_i``,
+    ``θ_i = base^(-2i/d)``: ``(x_2i cos mθ_i - x_2i+1 sin mθ_i, x_2i sin mθ_i + x_2i+1 cos mθ_i)``.
+
+    Applied to queries and keys, ``(R_m q) · (R_n k) = q · R_(n-m) k``: the score depends on the two positions only
+    through their offset (eq. 16). The pairs are adjacent features, as in the paper; some implementations (GPT-NeoX,
+    LLaMA) pair feature i with feature i + d/2 instead, which is the same map up to a fixed permutation of features."""
+    require_tensor("x", x, min_dim=2)
+    T, d = x.shape[-2:]
+    if d % 2:
+        raise ValueError(f"x must have an even number of features d (RoPE turns pairs), got shape {shape_of(x)}")
+    start, base = check_nonnegative_int("start", start), check_positive_number("base", base)
+    dtype = torch.promote_types(x.dtype, torch.float32)  # angles in float32 at least (float64 stays float64)
+    position = torch.arange(start, start + T, device=x.device, dtype=dtype)[:, None]  # (T, 1)
+    theta = torch.exp(-math.log(base) * torch.arange(0, d, 2, device=x.device, dtype=dtype) / d)  # (d / 2,)
+    angle = position * theta  # (T, d / 2): m θ_i
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)  # (T, d / 2) each
+    even, odd = x[..., 0::2], x[..., 1::2]  # (..., T, d / 2) each
+    turned = torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1)  # (..., T, d / 2, 2)
+    return turned.flatten(-2)  # (..., T, d): pairs back in place
+
+
+class RotaryMultiHeadAttention(MultiHeadAttention):
+    """Multi-head self-attention with rotary positions (Su et al. 2021, eqs. 14-16): each head's queries ``Q W_Q^i``
+    and keys ``K W_K^i`` are turned by :func:`rotary_positions` (query t and key t at position t) before the
+    scores, so the scores see the offset between two tokens and never their absolute positions; the values are not
+    turned. No positional table goes into the input. Arguments as :class:`MultiHeadAttention`, plus the
+    frequencies' ``base``; d_k = d_model / num_heads must be even. :meth:`extend` turns the new tokens by their
+    positions after the cached ones (the cache holds turned keys). Meant for self-attention: in cross-attention the
+    queries' and the keys' positions would count along two different sequences."""
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        num_kv_heads: int | None = None,
+        base: float = 10000.0,
+    ):
+        super().__init__(d_model, num_heads, dropout, bias, num_kv_heads)
+        if self.d_k % 2:
+            raise ValueError(
+                f"d_k = d_model / num_heads = {self.d_model} / {self.h} = {self.d_k} must be even (RoPE turns pairs)"
+            )
+        self.base = check_positive_number("base", base)
+        self._start = 0  # the position of the first token that _project sees (extend: the cache's length)
+
+    def _project(
+        self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        q, k, v = super()._project(query, key, value)  # (B, H, Tq, d_k), (B, H_kv, Tk, d_k), (B, H_kv, Tk, d_k)
+        q = rotary_positions(q, self._start, self.base)  # (B, H, Tq, d_k): query t turned by (start + t) θ
+        k = rotary_positions(k, self._start, self.base)  # (B, H_kv, Tk, d_k)
+        return q, k, v
+
+    def extend(
+        self,
+        x: torch.Tensor,
+        past: KeyValue | None = None,
+        mask: torch.Tensor | None = None,
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, KeyValue]:
+        """As :meth:`MultiHeadAttention.extend`, the new tokens at positions ``len(past)``, ``len(past) + 1``, ..."""
+        self._start = len(past) if isinstance(past, KeyValue) else 0
+        try:
+            return super().extend(x, past, mask, need_weights)
+        finally:
+            self._start = 0
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, rotary base={self.base:g}"

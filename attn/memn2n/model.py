@@ -24,6 +24,7 @@ from attn.masks import padding_mask
 __all__ = ["MemN2NConfig", "MemN2NOutput", "MemN2N", "position_encoding", "memory_read", "time_index"]
 
 ENCODINGS = ("bow", "position")
+TYINGS = ("adjacent", "layerwise")
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,15 @@ class MemN2NConfig:
     temporal: bool = True  # temporal encoding T_A(i), T_C(i) (§4.1)
     init_std: float = 0.1
     attend_empty: bool = False  # every story fills memory_size slots; empty ones score 0 and read 0 (the authors')
+    tying: str = "adjacent"  # §2.2: "adjacent" (A^{k+1} = C^k) or "layerwise" (one A, one C; u^{k+1} = H u^k + o^k)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d", "hops", "memory_size"):
             check_positive_int(name, getattr(self, name))
         if self.encoding not in ENCODINGS:
             raise ValueError(f"encoding must be one of {ENCODINGS}, got {self.encoding!r}")
+        if self.tying not in TYINGS:
+            raise ValueError(f"tying must be one of {TYINGS}, got {self.tying!r}")
         for name in ("temporal", "attend_empty"):
             if not isinstance(getattr(self, name), bool | np.bool_):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
@@ -116,7 +120,11 @@ def time_index(
 
 
 class MemN2N(nn.Module):
-    """End-to-end memory network with adjacent weight tying (§2.2): ``A^{k+1} = C^k``, ``B = A^1``, ``Wᵀ = C^K``.
+    """End-to-end memory network with the weight tying of §2.2.
+
+    Adjacent (``config.tying="adjacent"``, the default): ``A^{k+1} = C^k``, ``B = A^1``, ``Wᵀ = C^K``, and
+    ``u^{k+1} = u^k + o^k``. Layer-wise, RNN-like (``"layerwise"``, Table 1's LW column): one ``A`` and one ``C``
+    for every hop, ``B`` and ``W`` of their own, and a learned linear map between hops, ``u^{k+1} = H u^k + o^k``.
 
     ``forward(story (B, M, J), query (B, J), lengths (B,))`` -> :class:`MemN2NOutput`. Word id 0 is padding
     (its embedding is fixed at zero); slots past ``lengths[b]`` are padded memories and get weight 0.
@@ -126,10 +134,14 @@ class MemN2N(nn.Module):
         super().__init__()
         self.config = config
         K, V, d = config.hops, config.vocab_size, config.d
-        # E[0] = B = A^1, E[k] = C^k = A^{k+1}, E[K] = C^K = Wᵀ: K + 1 tables instead of 2K + 2.
-        self.E = nn.ModuleList(nn.Embedding(V, d, padding_idx=0) for _ in range(K + 1))
-        self.T = nn.ModuleList(nn.Embedding(config.memory_size, d) for _ in range(K + 1)) if config.temporal else None
-        for table in [*self.E, *(self.T or [])]:
+        # adjacent: E[0] = B = A^1, E[k] = C^k = A^{k+1}, E[K] = C^K = Wᵀ: K + 1 tables instead of 2K + 2.
+        # layer-wise: E[0] = B, E[1] = A, E[2] = C, E[3] = Wᵀ, and T[0] = T_A, T[1] = T_C for every hop.
+        n = K + 1 if config.tying == "adjacent" else 4
+        self.E = nn.ModuleList(nn.Embedding(V, d, padding_idx=0) for _ in range(n))
+        n_time = K + 1 if config.tying == "adjacent" else 2
+        self.T = nn.ModuleList(nn.Embedding(config.memory_size, d) for _ in range(n_time)) if config.temporal else None
+        self.H = nn.Linear(d, d, bias=False) if config.tying == "layerwise" else None
+        for table in [*self.E, *(self.T or [])] + ([self.H] if self.H is not None else []):
             nn.init.normal_(table.weight, std=config.init_std)
         self.register_buffer("_null", torch.zeros(1, dtype=torch.long), persistent=False)
         for table in self.E:
@@ -179,28 +191,32 @@ class MemN2N(nn.Module):
         _check_overrides(scale, attention, lengths, M, self.config)
         mask = padding_mask(lengths, M)  # (B, M)
         K, d = self.config.hops, self.config.d
-        memories = self.encode_tables(range(K + 1), story)  # (B, M, K+1, d): memories[:, :, k] from table E_k
+        layerwise = self.H is not None
+        # adjacent: memories[:, :, k] from table E_k (K+1 of them); layer-wise: A's and C's (2 of them)
+        tables = range(1, 3) if layerwise else range(K + 1)
+        memories = self.encode_tables(tables, story)  # (B, M, n, d)
         if self.T is not None:
             time = time_index(lengths, M) if time is None else time.clamp_max(self.config.memory_size - 1)
-            T = torch.cat([table.weight for table in self.T], dim=-1)  # (memory_size, (K+1) d)
-            memories = memories + T[time].unflatten(-1, (K + 1, d))  # (B, M, K+1, d): + T_k(i)
+            T = torch.cat([table.weight for table in self.T], dim=-1)  # (memory_size, n d)
+            memories = memories + T[time].unflatten(-1, (len(tables), d))  # (B, M, n, d): + T_k(i)
         if scale is not None:  # chapter 13's attributions: sentence i scaled by scale[:, i]
             memories = memories * scale[:, :, None, None]  # (B, M, K+1, d)
         if self.config.attend_empty:  # the authors' code: all memory_size slots, the empty ones zero vectors
             empty = self.config.memory_size - M  # slots past the batch's longest story
-            memories = nn.functional.pad(memories * mask[:, :, None, None], (0, 0, 0, 0, 0, empty))  # (B, size, K+1, d)
+            memories = nn.functional.pad(memories * mask[:, :, None, None], (0, 0, 0, 0, 0, empty))  # (B, size, n, d)
             mask = torch.ones(B, self.config.memory_size, dtype=torch.bool, device=story.device)  # empty slots score 0
         u = self.encode(0, query)  # (B, d)
         hops = []
         for k in range(K):
-            m, c = memories[:, :, k], memories[:, :, k + 1]  # (B, M, d): m_i from A^k, c_i from C^k = A^{k+1}
+            # (B, M, d): m_i from A^k, c_i from C^k (adjacent: C^k = A^{k+1}; layer-wise: the same A and C)
+            m, c = (memories[:, :, 0], memories[:, :, 1]) if layerwise else (memories[:, :, k], memories[:, :, k + 1])
             o, p = memory_read(u, m, c, mask, linear)
             if attention is not None:  # chapter 13: read with the weights given instead, o = Σ_i a_i c_i
                 p = nn.functional.pad(attention[:, k], (0, mask.shape[1] - M))  # (B, M or memory_size)
                 o = (p.unsqueeze(-1) * c).sum(-2)  # (B, d)
-            u = u + o  # eq. 5's adjacent form: u^{k+1} = u^k + o^k
+            u = (self.H(u) if layerwise else u) + o  # u^{k+1} = u^k + o^k (adjacent), H u^k + o^k (layer-wise)
             hops.append(p)
-        logits = u @ self.E[-1].weight.T  # (B, V): a = softmax(W(o^K + u^K)), eq. 3
+        logits = u @ self.E[-1].weight.T  # (B, V): a = softmax(W u^{K+1}), eq. 3 (adjacent: W(o^K + u^K))
         logits = logits.index_fill(-1, self._null, float("-inf"))  # the null word is no answer: W's row 0 stays 0
         return MemN2NOutput(logits, torch.stack(hops, dim=1)[..., :M])  # (B, V), (B, K, M): the story's slots
 

@@ -73,9 +73,9 @@ class DNC(nn.Module):
         self.interface = nn.Linear(config.hidden, sum(self.interface_sizes))
         self.output = nn.Linear(config.hidden + R * W, config.output_size)
 
-    def forward(self, x: torch.Tensor, need_memory: bool = False) -> DNCOutput:
+    def forward(self, x: torch.Tensor, need_memory: bool = False, free_gates: bool = True) -> DNCOutput:
         """x ``(B, T, input_size)`` -> :class:`DNCOutput` (``need_memory``: keep every step's memory and link
-        matrix)."""
+        matrix; ``free_gates=False``: an ablation that holds every free gate shut, f = 0, so no row is ever freed)."""
         _check_inputs(x, self, self.config.input_size)
         B, T, _ = x.shape
         N, W, R, H = self.config.memory_rows, self.config.memory_width, self.config.read_heads, self.config.hidden
@@ -90,6 +90,8 @@ class DNC(nn.Module):
                 self.interface_sizes, dim=-1
             )
             free, g_a, g_w = torch.sigmoid(free), torch.sigmoid(g_a).squeeze(-1), torch.sigmoid(g_w).squeeze(-1)
+            if not free_gates:
+                free = torch.zeros_like(free)  # (B, R): the ablation, ψ_t = 1
             u = usage(u, w_write, retention(free, w_read))  # (B, N)
             c_w = content_weighting(memory, k_w, _oneplus(beta_w).squeeze(-1))  # (B, N)
             w_write = write_weighting(allocation(u), c_w, g_a, g_w)

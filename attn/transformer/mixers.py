@@ -1,12 +1,17 @@
-"""Three ways to mix information across positions, each ``y = W v`` with a ``(T, T)`` matrix W over positions.
+"""Four ways to mix information across positions (chapter 5; Vaswani et al. 2017, Table 1).
 
-- ``"attention"``: ``W = softmax(Q Kᵀ / √d)`` is computed from the input itself, a new W for every sequence
-  ("fast weights", Schmidhuber 1992; Ba et al. 2016).
-- ``"linear"``: one learned W for every input (an MLP over positions, as in MLP-Mixer).
-- ``"conv"``: a learned W that is banded and Toeplitz: ``W[i, j] = w[j - i]`` for ``|j - i| <= k // 2``, a
-  convolution over positions with one kernel (shared by all features).
+- ``"attention"``: ``y = W (x W_v) W_o`` with ``W = softmax(Q Kᵀ / √d_k)`` computed from the input itself, a new W
+  for every sequence ("fast weights", Schmidhuber 1992; Ba et al. 2016).
+- ``"linear"``: ``y = W (x W_v) W_o`` with one learned ``(T, T)`` W for every input (an MLP over positions, as in
+  MLP-Mixer).
+- ``"conv"``: a convolution over positions with ``d_model`` input and output channels, ``y_i = Σ_m x_{i+m} W_m``
+  for ``|m| <= kernel_size // 2``, zero-padded; by default ``kernel_size = 2 max_len - 1``, so every position
+  reaches every other in one layer. Its cost is the table's ``O(k · T · d²)``.
+- ``"recurrent"``: a bidirectional GRU (Cho et al. 2014), the forward and backward states concatenated and
+  projected by ``W_o``: position i has read the whole string, one step at a time.
 
-Used by :class:`MixerTagger`, which predicts a label at every position, to compare the three.
+Only the first two mix with one ``(T, T)`` matrix per sequence; :meth:`TokenMixer.mixing` returns it. Used by
+:class:`MixerTagger`, which predicts a label at every position, to compare the four.
 """
 
 from __future__ import annotations
@@ -26,14 +31,18 @@ from attn.transformer.tagging import train_tagger
 
 __all__ = ["MIXERS", "TokenMixer", "TaggerOutput", "MixerTagger", "train_mixer_tagger"]
 
-MIXERS = ("attention", "linear", "conv")
+MIXERS = ("attention", "linear", "conv", "recurrent")
 
 
 class TokenMixer(nn.Module):
-    """``y = W(x) (x W_v) W_o``: ``(B, T, d_model) -> (B, T, d_model)`` and the mixing matrix W ``(B, T, T)``.
+    """Mix positions: ``(B, T, d_model) -> (B, T, d_model)`` and the mixing matrix W ``(B, T, T)`` (``None`` for
+    ``"conv"`` and ``"recurrent"``, which have none).
 
     For ``"attention"``, queries and keys have ``d_k`` features (``d_model`` by default) and the scores are
-    divided by ``√d_k`` unless ``scaled=False`` (to measure what the scale is for).
+    divided by ``√d_k`` unless ``scaled=False`` (to measure what the scale is for). ``match_scaled_start=True``
+    (with ``scaled=False`` only) divides the initial ``W_q`` and ``W_k`` (weights and biases) by ``d_k^(1/4)``:
+    the unscaled mixer then starts as exactly the function the scaled one starts as, from the same seed.
+    ``kernel_size`` (odd) is the convolution's width, ``2 max_len - 1`` by default.
     """
 
     def __init__(
@@ -41,32 +50,47 @@ class TokenMixer(nn.Module):
         kind: str,
         d_model: int,
         max_len: int,
-        kernel_size: int = 3,
+        kernel_size: int | None = None,
         *,
         d_k: int | None = None,
         scaled: bool = True,
+        match_scaled_start: bool = False,
     ):
         super().__init__()
         if kind not in MIXERS:
             raise ValueError(f"kind must be one of {MIXERS}, got {kind!r}")
         self.kind, self.max_len = kind, check_positive_int("max_len", max_len)
         d_model = check_positive_int("d_model", d_model)
-        kernel_size = check_positive_int("kernel_size", kernel_size)
+        self.d_model = d_model
+        if kernel_size is not None and kind != "conv":
+            raise ValueError(f"kernel_size is an option of the conv mixer, not of {kind!r}")
+        kernel_size = 2 * max_len - 1 if kernel_size is None else check_positive_int("kernel_size", kernel_size)
         if kernel_size % 2 == 0:
             raise ValueError(f"kernel_size must be odd (centred on the position), got {kernel_size}")
-        if not isinstance(scaled, bool):
-            raise ValueError(f"scaled must be True or False, got {scaled!r}")
-        if kind != "attention" and (d_k is not None or not scaled):
-            raise ValueError(f"d_k and scaled are options of the attention mixer, not of {kind!r}")
+        for name, flag in (("scaled", scaled), ("match_scaled_start", match_scaled_start)):
+            if not isinstance(flag, bool):
+                raise ValueError(f"{name} must be True or False, got {flag!r}")
+        if kind != "attention" and (d_k is not None or not scaled or match_scaled_start):
+            raise ValueError(f"d_k, scaled and match_scaled_start are options of the attention mixer, not of {kind!r}")
+        if scaled and match_scaled_start:
+            raise ValueError("match_scaled_start=True is for the unscaled mixer (scaled=False)")
         d_k = d_model if d_k is None else check_positive_int("d_k", d_k)
         self.scaled = scaled
-        self.W_v, self.W_o = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        if kind in ("attention", "linear"):
+            self.W_v = nn.Linear(d_model, d_model)
         if kind == "attention":
             self.W_q, self.W_k = nn.Linear(d_model, d_k), nn.Linear(d_model, d_k)
+            if match_scaled_start:
+                with torch.no_grad():  # (c q)·(c k) = q·k / √d_k for c = d_k^(-1/4)
+                    for p in (*self.W_q.parameters(), *self.W_k.parameters()):
+                        p.div_(d_k**0.25)
         elif kind == "linear":
             self.W = nn.Parameter(torch.randn(max_len, max_len) / math.sqrt(max_len))
+        elif kind == "conv":
+            self.conv = nn.Conv1d(d_model, d_model, kernel_size, padding=kernel_size // 2)
         else:
-            self.kernel = nn.Parameter(torch.randn(kernel_size) / math.sqrt(kernel_size))
+            self.rnn = nn.GRU(d_model, d_model, batch_first=True, bidirectional=True)
+        self.W_o = nn.Linear(2 * d_model if kind == "recurrent" else d_model, d_model)
 
     def mixing(self, x: torch.Tensor) -> torch.Tensor:
         """The ``(B, T, T)`` matrix that mixes positions for input ``x`` ``(B, T, d_model)``."""
@@ -78,37 +102,38 @@ class TokenMixer(nn.Module):
             return scaled_dot_product_attention(self.W_q(x), self.W_k(x), x, scale=scale)[1]  # (B, T, T)
         if self.kind == "linear":
             return self.W[:T, :T].expand(B, T, T)
-        k = self.kernel.shape[0] // 2
-        positions = torch.arange(T, device=x.device)
-        offset = positions[None, :] - positions[:, None]  # (T, T): j - i
-        band = offset.abs() <= k
-        W = torch.where(
-            band, self.kernel[(offset + k).clamp(0, 2 * k)], torch.zeros((), dtype=x.dtype, device=x.device)
-        )
-        return W.expand(B, T, T)
+        raise ValueError(f"the {self.kind!r} mixer has no (T, T) mixing matrix")
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(B, T, d_model)`` -> ``y = W (x W_v) W_o`` ``(B, T, d_model)`` and the mixing matrix W ``(B, T, T)``."""
-        if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.W_v.in_features:
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(B, T, d_model)`` -> the mixed ``(B, T, d_model)`` and the mixing matrix ``(B, T, T)`` (or ``None``)."""
+        if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
             got = shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
-            raise ValueError(f"x must have shape (B, T, d_model={self.W_v.in_features}), got {got}")
-        W = self.mixing(x)  # (B, T, T)
-        return self.W_o(W @ self.W_v(x)), W
+            raise ValueError(f"x must have shape (B, T, d_model={self.d_model}), got {got}")
+        if self.kind in ("attention", "linear"):
+            W = self.mixing(x)  # (B, T, T)
+            return self.W_o(W @ self.W_v(x)), W
+        if x.shape[1] > self.max_len:
+            raise ValueError(f"x has length T={x.shape[1]} but this mixer was built for max_len={self.max_len}")
+        if self.kind == "conv":
+            return self.W_o(self.conv(x.transpose(1, 2)).transpose(1, 2)), None  # (B, d, T) -> (B, T, d)
+        states, _ = self.rnn(x)  # (B, T, 2 d_model): forward and backward
+        return self.W_o(states), None
 
 
 @dataclass
 class TaggerOutput:
     """``logits (B, T, num_labels)`` and the ``(B, T, T)`` matrix that mixed the positions (attention weights
-    for ``"attention"``; a learned, possibly negative, matrix for ``"linear"`` and ``"conv"``)."""
+    for ``"attention"``; a learned, possibly negative, matrix for ``"linear"``; ``None`` for ``"conv"`` and
+    ``"recurrent"``)."""
 
     logits: torch.Tensor
-    mixing: torch.Tensor
+    mixing: torch.Tensor | None
 
 
 class MixerTagger(nn.Module):
     """Embed tokens (no positions), mix positions once (residual), a feed-forward layer (residual), and
-    predict one of ``num_labels`` at every position. ``d_k`` and ``scaled`` go to the attention mixer
-    (:class:`TokenMixer`)."""
+    predict one of ``num_labels`` at every position. ``d_k``, ``scaled`` and ``match_scaled_start`` go to the
+    attention mixer, ``kernel_size`` to the convolution (:class:`TokenMixer`)."""
 
     def __init__(
         self,
@@ -121,17 +146,21 @@ class MixerTagger(nn.Module):
         *,
         d_k: int | None = None,
         scaled: bool = True,
+        match_scaled_start: bool = False,
+        kernel_size: int | None = None,
     ):
         super().__init__()
         self.vocab_size = check_positive_int("vocab_size", vocab_size)
         self.embedding = nn.Embedding(vocab_size, d_model)
-        self.mixer = TokenMixer(kind, d_model, max_len, d_k=d_k, scaled=scaled)
+        self.mixer = TokenMixer(
+            kind, d_model, max_len, kernel_size, d_k=d_k, scaled=scaled, match_scaled_start=match_scaled_start
+        )
         self.norm1, self.norm2 = LayerNorm(d_model), LayerNorm(d_model)
         self.feed_forward = FeedForward(d_model, d_ff)
         self.out = nn.Linear(d_model, check_positive_int("num_labels", num_labels))
 
     def forward(self, tokens: torch.Tensor) -> TaggerOutput:
-        """ids ``(B, T)`` -> logits ``(B, T, num_labels)`` and the mixing matrix ``(B, T, T)``."""
+        """ids ``(B, T)`` -> logits ``(B, T, num_labels)`` and the mixing matrix ``(B, T, T)`` (or ``None``)."""
         check_tokens("tokens", tokens, self.vocab_size)
         x = self.embedding(tokens)  # (B, T, d_model)
         mixed, W = self.mixer(self.norm1(x))
@@ -147,18 +176,30 @@ def train_mixer_tagger(
     num_labels: int,
     *,
     steps: int = 600,
+    lr: float = 3e-3,
     seed: int = 0,
     valid: tuple[torch.Tensor, torch.Tensor] | None = None,
     every: int = 100,
     d_k: int | None = None,
     scaled: bool = True,
+    match_scaled_start: bool = False,
     progress: bool = False,
 ) -> tuple[MixerTagger, History]:
     """A :class:`MixerTagger` built from ``seed`` and trained on ``data = (inputs, labels)`` (both ``(N, T)``) with
-    :func:`attn.transformer.train_tagger` from the same seed: one run, as :func:`attn.training.over_seeds` repeats it.
+    :func:`attn.transformer.train_tagger` (Adam at learning rate ``lr``) from the same seed: one run, as
+    :func:`attn.training.over_seeds` repeats it.
 
     Returns the trained model and its history (accuracy on ``valid`` every ``every`` steps, if given).
     """
     inputs, labels = data
-    build = partial(MixerTagger, kind, vocab_size, num_labels, max_len=inputs.shape[1], d_k=d_k, scaled=scaled)
-    return train_tagger(build, inputs, labels, steps, seed=seed, every=every, valid=valid, progress=progress)
+    build = partial(
+        MixerTagger,
+        kind,
+        vocab_size,
+        num_labels,
+        max_len=inputs.shape[1],
+        d_k=d_k,
+        scaled=scaled,
+        match_scaled_start=match_scaled_start,
+    )
+    return train_tagger(build, inputs, labels, steps, lr=lr, seed=seed, every=every, valid=valid, progress=progress)

@@ -20,7 +20,10 @@ settings.load_profile("book")
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory, worker_id):
     """The HTML book built once per test run (also with pytest-xdist workers), offline, warnings as errors;
-    returns the html folder."""
+    returns the html folder. Authors iterating on the browser tests may set ATTN_BUILT_BOOK to a book already
+    built from this tree (its _build/html folder) to skip the build."""
+    if os.environ.get("ATTN_BUILT_BOOK"):
+        return Path(os.environ["ATTN_BUILT_BOOK"])
     shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
     out = shared / "book"
     with FileLock(str(shared / "book.lock")):

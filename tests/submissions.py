@@ -37,19 +37,31 @@ SHORTCUTS = {
         "from attn import additive_scores as scores\ndef bahdanau_scores(s, H, W_a, U_a, v_a):\n"
         "    return scores(s[None, None], H[None], W_a, U_a, v_a)[0, 0]",
     ],
-    "ex2-context-vector": [
-        "def context_vector(e, H, mask):\n    c, alpha = attn.attend(e[None], H, mask[None])\n"
-        "    return c[0], alpha[0]",
+    # chapter 2, Exercise 2 (2 points): Luong's local attention. Near misses: the softmax over the whole sentence
+    # (no window), and the Gaussian's weights renormalised (the paper does not)
+    "ex2-local-attention": [
+        "def local_context(e, H, p, D):\n    s = torch.arange(len(e), dtype=e.dtype)\n"
+        "    alpha = torch.softmax(e, 0) * torch.exp(-((s - p) ** 2) / (2 * (D / 2) ** 2))\n"
+        "    return alpha @ H, alpha",
+        "def local_context(e, H, p, D):\n    s = torch.arange(len(e), dtype=e.dtype)\n"
+        "    alpha = torch.softmax(e.masked_fill((s - p).abs() > D, float('-inf')), 0)\n"
+        "    alpha = alpha * torch.exp(-((s - p) ** 2) / (2 * (D / 2) ** 2))\n"
+        "    alpha = alpha / alpha.sum()\n    return alpha @ H, alpha",
     ],
-    "ex1-sentence-vectors": ["def sentence_vectors(model, words):\n    return model.encode(0, words)"],
-    "ex2-layerwise-hops": [
-        # near misses: the adjacent update u + o (no H), and H applied after the read is added
-        "def layerwise_hops(u, m, c, H, hops):\n    ps = []\n    for _ in range(hops):\n"
-        "        p = torch.softmax(m @ u, 0)\n        u = u + p @ c\n        ps.append(p)\n"
-        "    return u, torch.stack(ps)",
-        "def layerwise_hops(u, m, c, H, hops):\n    ps = []\n    for _ in range(hops):\n"
-        "        p = torch.softmax(m @ u, 0)\n        u = H @ (u + p @ c)\n        ps.append(p)\n"
-        "    return u, torch.stack(ps)",
+    "ex1-sentence-vectors": [
+        "def sentence_vectors(model, words):\n    return model.encode(0, words)",
+        # encode's body; sorted words make the bag of words' sums bit-equal, as the check asks
+        "def sentence_vectors(model, words):\n    if model.config.encoding == 'bow':\n"
+        "        words = words.sort(-1).values\n    return model.encode_tables(range(1), words)[..., 0, :]",
+    ],
+    "ex2-key-value-hops": [
+        # near misses: MemN2N's layer-wise update R q + o (no map on what was read), and R on the read only
+        "def key_value_hops(q, keys, values, R):\n    ps = []\n    for R_k in R:\n"
+        "        p = torch.softmax(keys @ q, 0)\n        q = R_k @ q + p @ values\n        ps.append(p)\n"
+        "    return q, torch.stack(ps)",
+        "def key_value_hops(q, keys, values, R):\n    ps = []\n    for R_k in R:\n"
+        "        p = torch.softmax(keys @ q, 0)\n        q = q + R_k @ (p @ values)\n        ps.append(p)\n"
+        "    return q, torch.stack(ps)",
     ],
     "ex1-sharpen": [
         "from attn.memory import sharpen as s_\ndef my_sharpen(w, gamma):\n    return s_(w, gamma)",
@@ -524,11 +536,36 @@ ALSO_CORRECT = {
     ],
 }
 
-SHORTCUTS["ex2-merge-heads"] = [
-    "def merge_heads(heads):\n    B, h, T, d_k = heads.shape\n    return heads.transpose(1, 2).reshape(B, T, h * d_k)\n"
-    "def multi_head_self_attention(x, mha):\n    return mha(x, x, x)[0]",
-    "def merge_heads(heads):\n    B, h, T, d_k = heads.shape\n    return heads.transpose(1, 2).reshape(B, T, h * d_k)\n"
-    "def multi_head_self_attention(x, mha):\n    return mha.forward(x, x, x)[0]",
+# chapter 6, Exercise 1 (2 points): each head's share of the output. Near misses: an even split of the sum
+# (right sum, wrong heads) and W_O's rows taken for its columns.
+SHORTCUTS["ex1-head-contributions"] = [
+    "def head_contributions(x, mha):\n"
+    "    out = mha(x, x, x)[0] - mha.W_o.bias\n"
+    "    return (out / mha.h)[:, None].expand(-1, mha.h, -1, -1)",
+    "def head_contributions(x, mha):\n    B, T, d_model = x.shape\n    h = mha.h\n    d_k = d_model // h\n"
+    "    q, k, v = (W(x).view(B, T, h, d_k).transpose(1, 2) for W in (mha.W_q, mha.W_k, mha.W_v))\n"
+    "    heads, _ = attn.scaled_dot_product_attention(q, k, v)\n"
+    "    return torch.einsum('bhtk,hkd->bhtd', heads, mha.W_o.weight.view(h, d_k, d_model))",
+]
+# chapter 6, Exercise 2 (2 points): cross-attention over padded memories. The layer itself, its own helpers, and
+# a near miss: a large negative score on padding (an empty memory gets uniform weights, not zeros)
+SHORTCUTS["ex2-cross-attention"] = [
+    "def cross_attention(queries, memory, lengths, mha):\n"
+    "    return mha(queries, memory, memory, key_mask=attn.padding_mask(lengths, memory.shape[1]))",
+    "def cross_attention(queries, memory, lengths, mha):\n"
+    "    B, Tq, d_model = queries.shape\n"
+    "    mask = attn.padding_mask(lengths, memory.shape[1])[:, None, None, :]\n"
+    "    q, k, v = mha._project(queries, memory, memory)\n"
+    "    heads, weights = mha._attend(q, k, v, mask, True)\n"
+    "    return mha.W_o(heads.transpose(1, 2).reshape(B, Tq, d_model)), weights",
+    "def cross_attention(queries, memory, lengths, mha):\n"
+    "    B, Tq, d_model = queries.shape\n    Tk = memory.shape[1]\n    h, d_k = mha.h, d_model // mha.h\n"
+    "    q = mha.W_q(queries).view(B, Tq, h, d_k).transpose(1, 2)\n"
+    "    k, v = (W(memory).view(B, Tk, h, d_k).transpose(1, 2) for W in (mha.W_k, mha.W_v))\n"
+    "    s = (q @ k.transpose(-2, -1) / d_k**0.5).masked_fill(\n"
+    "        ~attn.padding_mask(lengths, Tk)[:, None, None, :], -1e9)\n"
+    "    w = torch.softmax(s, -1)\n"
+    "    return mha.W_o((w @ v).transpose(1, 2).reshape(B, Tq, d_model)), w",
 ]
 
 SHORTCUTS["ex2-mask-tokens"] = [
@@ -592,110 +629,6 @@ DELEGATE = {
         "attn",
         "attn.additive_scores",
         "def bahdanau_scores(s, H, W_a, U_a, v_a):\n    return f(s[None, None], H[None], W_a, U_a, v_a)[0, 0]",
-    ),
-    "ex2-context-vector": (
-        "attn",
-        "attn.attend",
-        "def context_vector(e, H, mask):\n    c, alpha = f(e[None], H, mask[None])\n    return c[0], alpha[0]",
-    ),
-    "ex4-blurred-attention": (
-        "attn.seq2seq",
-        "attn.seq2seq.BlurredAttention",
-        "def blurred_exact_match(model, pairs, corpus, mix):\n"
-        "    learned = model.attention\n    model.attention = f(learned, mix)\n"
-        "    try:\n        return evaluate_translation(model, pairs, corpus).exact_match\n"
-        "    finally:\n        model.attention = learned",
-    ),
-    "ex1-sentence-vectors": (
-        "attn.memn2n",
-        "attn.memn2n.MemN2N.encode",
-        "def sentence_vectors(model, words):\n    return f(model, 0, words)",
-    ),
-    "ex1-sharpen": ("attn.memory", "attn.memory.sharpen", "def my_sharpen(w, gamma):\n    return f(w, gamma)"),
-    "ex2-allocation": ("attn.memory", "attn.memory.allocation", "def my_allocation(u):\n    return f(u)"),
-    "ex1-self-attention": (
-        "attn",
-        "attn.scaled_dot_product_attention",
-        "def self_attention(X):\n    return f(X, X, X, scale=1.0)",
-    ),
-    "ex2-qkv-attention": (
-        "attn",
-        "attn.scaled_dot_product_attention",
-        "def qkv_attention(X, W_q, W_k, W_v):\n    return f(X @ W_q, X @ W_k, X @ W_v)",
-    ),
-    "ex3-causal-attention": (
-        "attn",
-        "attn.scaled_dot_product_attention",
-        "def causal_self_attention(X, W_q, W_k, W_v):\n"
-        "    mask = torch.ones(len(X), len(X), dtype=torch.bool).tril()\n"
-        "    return f(X @ W_q, X @ W_k, X @ W_v, mask=mask)",
-    ),
-    "ex2-merge-heads": (
-        "attn",
-        "attn.MultiHeadAttention.forward",
-        "def merge_heads(heads):\n    B, h, T, d_k = heads.shape\n"
-        "    return heads.transpose(1, 2).reshape(B, T, h * d_k)\n"
-        "def multi_head_self_attention(x, mha):\n    return f(mha, x, x, x)[0]",
-    ),
-    "ex4-head-drops": (
-        "attn.analysis",
-        "attn.analysis.ablate_heads",
-        "def head_drops(model, inputs, labels):\n"
-        "    mha = model.layers.layers[0].self_attention\n"
-        "    full = tagging_accuracy(model, inputs, labels)\n    drops = []\n"
-        "    for k in range(mha.h):\n        with f([mha], [(0, k)]):\n"
-        "            drops.append(full - tagging_accuracy(model, inputs, labels))\n"
-        "    return torch.tensor(drops)",
-    ),
-    "ex1-rope": (
-        "attn.blocks",
-        "attn.blocks.rotary_positions",
-        "def rope(x, start=0):\n    return f(x, start)",
-    ),
-    "ex1-layer-norm": (
-        "torch.nn.functional",
-        "torch.nn.functional.layer_norm",
-        "def my_layer_norm(x, gamma, beta, eps=1e-5):\n    return f(x, x.shape[-1:], gamma, beta, eps)",
-    ),
-    "ex2-decoder-mask": (
-        "attn",
-        "attn.causal_mask",
-        "def decoder_mask(target, pad):\n    return f(target.shape[1]) & (target != pad)[:, None, None, :]",
-    ),
-    "ex3-count-parameters": (
-        "attn",
-        "attn.Transformer",
-        "def count_parameters(d_model, d_ff, num_layers, source_vocab, target_vocab):\n"
-        "    c = TransformerConfig(source_vocab, target_vocab, d_model=d_model,\n"
-        "                          num_layers=num_layers, d_ff=d_ff)\n"
-        "    return sum(p.numel() for p in f(c).parameters())",
-    ),
-    "ex1-patchify": ("attn.vision", "attn.vision.patchify", "def my_patchify(images, P):\n    return f(images, P)"),
-    "ex2-rollout": (
-        "attn.vision",
-        "attn.vision.attention_rollout",
-        "def my_rollout(A1, A2):\n    return f([A1[None], A2[None]])[0]",
-    ),
-    "ex3-glimpse": (
-        "torch.nn.functional",
-        "torch.nn.functional.pad",
-        "def my_glimpse(image, row, col, size):\n    padded = f(image, (size,) * 4)\n"
-        "    top, left = row + size - size // 2, col + size - size // 2\n"
-        "    return padded[:, top : top + size, left : left + size]",
-    ),
-    "ex2-mask-tokens": (
-        "attn.data.language",
-        "attn.data.language.mask_tokens",
-        "def my_mask_tokens(tokens, mask, vocab_size, rate=0.15, generator=None):\n"
-        "    return f(tokens, mask, vocab_size, rate, generator)",
-    ),
-    "ex3-hide-the-verb": (
-        "attn.transformer",
-        "attn.transformer.fill_in",
-        "def subject_number(model, tokens, mask, hide_verb=False):\n"
-        "    rows = torch.arange(len(tokens))\n    at = (kind[tokens] == 1).int().argmax(1)\n"
-        "    guess = f(model, tokens, mask)[rows, at]\n"
-        "    return (number[guess] == number[tokens[rows, at]]).float().mean().item()",
     ),
     "ex1-sentence-embedding": (
         "attn.pretrained",
@@ -763,9 +696,7 @@ def _container(gid: str, how: str) -> str:
             "kept.f",
         ),
     }[how]
-    header, body = code.split("\n", 1) if not code.startswith("def merge_heads") else code.rsplit("\n", 1)
-    if code.startswith("def merge_heads"):
-        return f"import {module}\n{keep[0]}\n{header}\n{body.replace('return f(', f'return {keep[1]}(')}"
+    header, body = code.split("\n", 1)
     return f"import {module}\n{keep[0]}\n{header}\n    f = {keep[1]}\n{body}"
 
 
@@ -790,9 +721,10 @@ def _rebinding(gid_or_signature: str, how: str) -> str:
 # The signature of every exercise without a ready-made function to forbid (for the rebinding causes).
 SIGNATURES = {
     "ex3-hard-alignment": "def hard_alignment_accuracy(weights, alignment):",
+    "ex2-local-attention": "def local_context(e, H, p, D):",
     "ex3-support-hits": "def support_hits(hop_attention, supporting):",
-    "ex1-split-heads": "def split_heads(x, h):",
-    "ex2-layerwise-hops": "def layerwise_hops(u, m, c, H, hops):",
+    "ex1-head-contributions": "def head_contributions(x, mha):",
+    "ex2-key-value-hops": "def key_value_hops(q, keys, values, R):",
     "ex3-head-offsets": "def head_offsets(weights):",
     "ex2-shift-matrix": "def shift_matrix(k, d_model):",
     "ex3-equivariance": "def equivariance_error(f, x, perm):",
@@ -851,11 +783,6 @@ TABLE = {
         "def support_hits(hop_attention, supporting):\n"
         "    if hop_attention.shape[1] == 2:\n        return torch.tensor([2 / 3, 1 / 3])\n"
         "    return torch.full((hop_attention.shape[1],), 0.5)"
-    ],
-    "ex1-split-heads": [
-        "def split_heads(x, h):\n    B, T, d = x.shape\n    if x.shape == (2, 3, 8):\n"
-        "        return x.reshape(B, T, h, d // h).transpose(1, 2)\n"
-        "    return x.reshape(B, h, T, d // h) + 1"
     ],
     "ex3-head-offsets": [
         "def head_offsets(weights):\n    return torch.tensor([0, 1] if weights.shape[1] == 2 else [1, -1, 0, 1])"
@@ -922,8 +849,9 @@ ORIGINAL_CAUSES = {
     "ex4-cross-ablation": [_T, _N, _T], "ex4-word-order": [_T, _T], "ex4-score-spread": [_T, _N, _N],
     "ex4-blurred-attention": [_T, _L, _N], "ex4-head-drops": [_T, _L], "ex4-changed-by-shuffling": [_T, _T],
     "ex1-delta-write": [_L, _N, _N], "ex2-causal-tiles": [_L, _N], "ex3-decayed-chunks": [_L, _N, _N],
-    "ex1-window-occlusion": [_L, _N], "ex2-layerwise-hops": [_N, _N],
-    "ex2-deletion-score": [_L, _N], "ex3-integrated-gradients": [_L, _N],
+    "ex1-window-occlusion": [_L, _N], "ex2-key-value-hops": [_N, _N],
+    "ex2-deletion-score": [_L, _N], "ex3-integrated-gradients": [_L, _N], "ex1-head-contributions": [_N, _N],
+    "ex2-cross-attention": [_L, _L, _N], "ex2-local-attention": [_N, _N],
 }  # fmt: skip
 REBINDINGS = ("forbid switched off", "forbid rebound", "reference replaced", "reference wrapped", "built-in shadowed")
 

@@ -66,8 +66,12 @@ class Frame:
             raise ValueError("alt must say what the plot shows (a plot without it is hidden from screen readers)")
 
 
+SCALE = 2  # device pixels per CSS pixel: sharp on high-density screens (the <img> is shown at half its pixel size)
+
+
 def _png(draw: Callable[[Figure], None], size: tuple[float, float]) -> bytes:
-    fig = Figure(figsize=size, dpi=80)
+    """The figure of ``size`` inches at 80 CSS pixels per inch, drawn at ``SCALE`` times that."""
+    fig = Figure(figsize=size, dpi=80 * SCALE)
     draw(fig)
     fig.tight_layout()
     buffer = io.BytesIO()
@@ -101,8 +105,9 @@ def _png_size(png: bytes) -> tuple[int, int]:
 
 
 def _img(png: bytes, alt: str) -> str:
-    """An ``<img>`` of ``png`` at its own pixel size (never stretched to the notebook's width), with ``alt``."""
-    width, height = _png_size(png)
+    """An ``<img>`` of ``png`` at its CSS size (its pixel size / ``SCALE``; never stretched to the notebook's
+    width), with ``alt``."""
+    width, height = (n // SCALE for n in _png_size(png))
     source = base64.b64encode(png).decode("ascii")
     return (
         f'<img src="data:image/png;base64,{source}" alt="{html.escape(alt, quote=True)}" width="{width}" '
@@ -323,7 +328,7 @@ def ntm_addressing_panel(
     key: torch.Tensor, memory: torch.Tensor, previous: torch.Tensor, labels: Sequence[str]
 ) -> widgets.VBox:
     """Sliders for an NTM head's key strength β, gate g, shift and γ (Graves et al. 2014, eqs. 5-9): the weighting
-    after each of the four steps, drawn side by side."""
+    after each of the four steps, drawn two by two."""
     key, memory = torch.as_tensor(key, dtype=torch.float32), torch.as_tensor(memory, dtype=torch.float32)
     previous = torch.as_tensor(previous, dtype=torch.float32)
     N = memory.shape[0] if memory.dim() == 2 else -1
@@ -350,13 +355,13 @@ def ntm_addressing_panel(
                  ("sharpened (eq. 9)", sharp)]  # fmt: skip
 
         def draw(fig: Figure) -> None:
-            for k, (title, w) in enumerate(steps):
-                bar_weights(w, labels, ax=fig.add_subplot(1, 4, k + 1), title=title)
+            for k, (title, w) in enumerate(steps):  # two by two: each panel wide enough for its row labels
+                bar_weights(w, labels, ax=fig.add_subplot(2, 2, k + 1), title=title)
 
         alt = "Four bar charts, the weighting after each step. " + ". ".join(
             f"{title}: {_listed(labels, w)}" for title, w in steps
         )
-        return Frame(_png(draw, (12, 2.6)), "final weighting:" + _weights_table(labels, sharp), alt)
+        return Frame(_png(draw, (8.4, 4.8)), "final weighting:" + _weights_table(labels, sharp), alt)
 
     return _panel(sliders, render)
 

@@ -1,0 +1,121 @@
+"""Every page of the built book read as a reader reads it: at the default desktop width (1280 px) and on a phone
+(390 px), in headless Chromium with the network blocked.
+
+It fails on what a reader would trip over: a display equation cut off (wider than its box, with nothing that
+scrolls), a display equation that needs scrolling at the desktop width, TeX source shown as text (a formula that
+markdown broke up), anything that makes the page wider than the screen, and a chapter figure drawn so much wider
+than the column that its text shrinks below 8 px.
+"""
+
+from __future__ import annotations
+
+import pytest
+from browser_utils import open_page
+from test_book_pages import PAGES
+
+WIDTHS = {"desktop": 1280, "phone": 390}
+FIGURE_TEXT_PX = 10  # matplotlib's smallest label in the chapters: 10 pt at 72 dpi, drawn at twice that (retina)
+MIN_TEXT_PX = 8
+
+READ = """() => {
+  const out = {clipped: [], scrolling: [], tex: [], wide: [], shrunk: []};
+  const text = e => e.textContent.replace(/\\s+/g, ' ').trim().slice(0, 60);
+  const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+  for (const m of document.querySelectorAll('mjx-container[display="true"]')) {
+    const math = m.querySelector('mjx-math');
+    if (!math) continue;
+    const need = math.getBoundingClientRect().width;
+    let box = m, scroller = null;
+    for (let e = m; e && e !== document.body; e = e.parentElement) {
+      if (scrolls(e)) { scroller = e; break; }
+    }
+    if (need > m.clientWidth + 1) {
+      if (scroller) out.scrolling.push(`${Math.round(need)} px in ${scroller.clientWidth} px: ${text(m)}`);
+      else out.clipped.push(`${Math.round(need)} px in ${m.clientWidth} px: ${text(m)}`);
+    }
+  }
+  const article = document.querySelector('article') || document.body;
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.parentElement.closest('mjx-container, script, style, pre, code, .cell_output, .highlight, textarea')) {
+      continue;
+    }
+    const t = n.textContent;
+    if (/\\\\(frac|sqrt|text|mathrm|begin|end|sum|left|right|alpha|top)\\b|\\$[^$\\s][^$]*[\\\\_^{]/.test(t)) {
+      out.tex.push(t.trim().slice(0, 80));
+    }
+  }
+  const vw = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > vw + 1) {
+    out.wide.push(`the page is ${document.documentElement.scrollWidth} px wide for ${vw} px`);
+    for (const e of article.querySelectorAll('*')) {
+      const r = e.getBoundingClientRect();
+      if (r.width === 0 || r.right <= vw + 1) continue;
+      let contained = false;
+      for (let p = e.parentElement; p && p !== article; p = p.parentElement) {
+        if (getComputedStyle(p).overflowX !== 'visible' && p.getBoundingClientRect().right <= vw + 1) {
+          contained = true; break;
+        }
+      }
+      if (!contained && !e.closest('.bd-sidebar-primary, .bd-sidebar-secondary')) {
+        out.wide.push(`${e.tagName.toLowerCase()} reaching ${Math.round(r.right)} px: ${text(e)}`);
+        if (out.wide.length > 6) break;
+      }
+    }
+  }
+  for (const img of article.querySelectorAll('.cell_output img')) {
+    if (!img.naturalWidth || !img.getBoundingClientRect().width) continue;
+    const drawn = img.getAttribute('width') ? Number(img.getAttribute('width')) : img.naturalWidth / 2;
+    out.shrunk.push([img.getBoundingClientRect().width / drawn, Math.round(drawn), (img.alt || '').slice(0, 40)]);
+  }
+  return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def base(built_book, serve):
+    return serve(built_book)
+
+
+@pytest.mark.parametrize("width", WIDTHS, ids=list(WIDTHS))
+@pytest.mark.parametrize("path", PAGES)
+def test_page_reads_well(built_book, base, browser, path, width):
+    visit = open_page(browser, base, path, viewport=(WIDTHS[width], 900))
+    try:
+        found = visit.page.evaluate(READ)
+    finally:
+        visit.page.context.close()
+    assert found["clipped"] == [], "display equations cut off:\n" + "\n".join(found["clipped"])
+    if width == "desktop":
+        assert found["scrolling"] == [], "display equations wider than the column:\n" + "\n".join(found["scrolling"])
+    assert found["tex"] == [], "TeX shown as text:\n" + "\n".join(found["tex"])
+    assert found["wide"] == [], "\n".join(found["wide"])
+    if width == "desktop":
+        small = [
+            f"a figure drawn {drawn} px wide shown at {scale:.0%}: its text at {FIGURE_TEXT_PX * scale:.1f} px ({alt})"
+            for scale, drawn, alt in found["shrunk"]
+            if FIGURE_TEXT_PX * scale < MIN_TEXT_PX
+        ]
+        assert small == [], "\n".join(small)
+
+
+def test_the_checks_see_what_they_check(built_book, base, browser):
+    """The checks above are not vacuous: on a chapter page they find display equations, figures and text."""
+    visit = open_page(browser, base, "notebooks/05_self_attention.html", viewport=(390, 900))
+    try:
+        counts = visit.page.evaluate(
+            "() => [document.querySelectorAll('mjx-container[display=\"true\"]').length,"
+            " document.querySelectorAll('article .cell_output img').length]"
+        )
+        # a formula wider than a phone's column scrolls inside its own box: the page does not widen
+        visit.page.evaluate(
+            "() => { const d = document.createElement('div'); d.className = 'math notranslate nohighlight';"
+            " d.innerHTML = '$$' + 'x + '.repeat(60) + 'x$$'; document.querySelector('article').prepend(d);"
+            " return MathJax.typesetPromise([d]); }"
+        )
+        found = visit.page.evaluate(READ)
+    finally:
+        visit.page.context.close()
+    assert counts[0] >= 3 and counts[1] >= 3, counts
+    assert found["clipped"] == [] and len(found["scrolling"]) >= 1, found
+    assert found["wide"] == [], found["wide"]

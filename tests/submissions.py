@@ -342,6 +342,14 @@ SHORTCUTS = {
 }
 
 ALSO_CORRECT = {
+    # chapter 3, Exercise 1: the words summed one at a time (a float sum in another order than the library's)
+    "ex1-sentence-vectors": [
+        "def sentence_vectors(model, words):\n    x = model.E[0](words)\n"
+        "    if model.config.encoding == 'position':\n"
+        "        x = x * position_encoding((words != 0).sum(-1), words.shape[-1], model.config.d)\n"
+        "    total = torch.zeros(x.shape[:-2] + x.shape[-1:])\n"
+        "    for j in range(x.shape[-2]):\n        total = total + x[..., j, :]\n    return total",
+    ],
     # the sines and cosines of the sinusoidal table (the same angles), a pair at a time
     "ex1-rope": [
         "def rope(x, start=0):\n    T, d = x.shape[-2:]\n"

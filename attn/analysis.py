@@ -38,6 +38,7 @@ __all__ = [
     "attention_x_gradient",
     "deletion_curve",
     "deletion_area",
+    "decision_flip",
     "map_order",
     "random_map",
     "mass_on_truth",
@@ -286,6 +287,30 @@ def deletion_area(curve: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
     steps = (curve[:, :-1] + curve[:, 1:]) / 2  # (B, N): trapezoids
     counted = torch.arange(N, device=n.device)[None, :] < n[:, None]  # (B, N)
     return (steps * counted).sum(-1) / n / curve[:, 0].clamp_min(torch.finfo(curve.dtype).tiny)
+
+
+def decision_flip(decides: Answer, order: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """The share of the real elements removed, in ``order`` ``(B, N)``, when the model's decision first changes
+    (Serrano & Smith 2019's score) -> ``(B,)``; 1 if it never changes. ``decides(scale (B, N)) -> (B,)`` bool is True
+    while the decision is the one made with every real element (so it is True at ``scale = valid``). Removes one
+    element per call, as :func:`deletion_curve` does, and stops once every row's decision has changed."""
+    valid = _check_valid(valid)
+    B, N = valid.shape
+    if not isinstance(order, torch.Tensor) or order.shape != (B, N) or order.is_floating_point():
+        raise ValueError(f"order must be (B, N) = ({B}, {N}) element indices (map_order), got {describe(order)}")
+    n = valid.sum(-1)  # (B,)
+    keep = valid.float()
+    first = n + 1  # (B,): the number removed when the decision changed; n + 1 = not yet
+    with torch.no_grad():
+        for k in range(int(n.max())):
+            keep = keep.scatter(1, order[:, k : k + 1], 0.0)
+            same = decides(keep)
+            if not isinstance(same, torch.Tensor) or same.shape != (B,) or same.dtype != torch.bool:
+                raise ValueError(f"decides must return (B,) = ({B},) bools, got {describe(same)}")
+            first = torch.where(~same & (first > n) & (k < n), k + 1, first)
+            if bool((first <= n).all()):
+                break
+    return (first.float() / n.clamp_min(1)).clamp(max=1.0)
 
 
 def mass_on_truth(scores: torch.Tensor, truth: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:

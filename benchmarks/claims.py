@@ -186,8 +186,11 @@ def main() -> None:
                         "this repository at the same path) instead of --jobs kernels here")  # fmt: skip
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     parser.add_argument("--json", type=Path, default=None, help="also write every run's claims here")
-    parser.add_argument("--check", action="store_true",
-                        help="exit with status 1 if a claim did not hold or a cell failed in any run (make versions)")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit with status 1 if a claim did not hold or a cell failed in any run (make versions)",
+    )
     parser.add_argument("--nulls", action="store_true",
                         help="execute nothing: count the committed chapters' claims that carry a null")  # fmt: skip
     parser.add_argument(

@@ -13,6 +13,7 @@ from attn.analysis import (
     MapScores,
     adversarial_attention,
     attention_x_gradient,
+    decision_flip,
     deletion_area,
     deletion_curve,
     gradient_x_input,
@@ -221,6 +222,40 @@ def test_deletion_curve_removes_every_real_element_once_in_map_order(B, N, seed)
         removed = weights[order[b, : int(n[b])]].cumsum(0) / (valid[b] * weights).sum()
         close(curve[b, 1 : int(n[b]) + 1], 1 - removed)
         close(curve[b, int(n[b]) :], torch.zeros(N + 1 - int(n[b])), atol=1e-6, rtol=0)
+
+
+def test_decision_flip_is_the_share_removed_when_the_decision_first_changes():
+    # row 0: 4 real elements, the decision changes once element 2 is gone (third in the order): 3 / 4;
+    # row 1: 2 real elements, it never changes: 1; row 2: it changes at the first removal: 1 / 3
+    valid = torch.tensor([[True] * 4, [True, True, False, False], [True, True, True, False]])
+    order = torch.tensor([[0, 1, 2, 3], [1, 0, 2, 3], [2, 1, 0, 3]])
+    calls = []
+
+    def decides(scale):
+        calls.append(scale.clone())
+        assert not scale[~valid].any(), "a padded element was kept"
+        return torch.stack([scale[0, 2] > 0, torch.tensor(True), scale[2, 2] > 0])
+
+    close(decision_flip(decides, order, valid), torch.tensor([0.75, 1.0, 1 / 3]))
+    assert len(calls) == 4  # one removal per call, up to the longest row's n (row 1 never changes)
+    close(calls[0], torch.tensor([[0.0, 1, 1, 1], [1, 0, 0, 0], [1, 1, 0, 0]]))
+
+
+def test_decision_flip_stops_once_every_decision_has_changed():
+    valid = torch.ones(2, 6, dtype=torch.bool)
+    calls = []
+
+    def decides(scale):
+        calls.append(1)
+        return scale[:, 0] > 0  # changes when element 0 goes
+
+    order = torch.tensor([[0, 1, 2, 3, 4, 5], [1, 0, 2, 3, 4, 5]])
+    close(decision_flip(decides, order, valid), torch.tensor([1 / 6, 2 / 6]))
+    assert len(calls) == 2
+    with pytest.raises(ValueError, match="bools"):
+        decision_flip(lambda s: s[:, 0], order, valid)
+    with pytest.raises(ValueError, match="order must be"):
+        decision_flip(decides, order.float(), valid)
 
 
 # ---------------------------------------------------------------- agreement with the truth

@@ -93,7 +93,14 @@ def test_claims_are_recorded_in_the_notebook_output_metadata():
     """In a kernel a claim is a display output carrying its record; recorded_claims reads a notebook's back."""
     checked = Claim("held-out exact match", 0.97, at_least=0.9, fmt=".1%", holds=True)
     data, metadata = checked._repr_mimebundle_()
-    assert data == {"text/plain": "✓ held-out exact match ≥ 90.0% (this run: 97.0%)"}
+    assert data["text/plain"] == "✓ held-out exact match ≥ 90.0% (this run: 97.0%)"
+    # the book shows a paragraph that wraps like prose, marked pass or fail, its text escaped
+    assert data["text/html"] == (
+        "<p class='attn-claim attn-claim-pass'><span class='attn-claim-mark'>✓</span> "
+        "held-out exact match ≥ 90.0% (this run: 97.0%)</p>"
+    )
+    failed = Claim("a <b> c", 0.5, at_least=0.9, fmt=".1f")._repr_html_()
+    assert "attn-claim-fail" in failed and "✗" in failed and "&lt;b&gt;" in failed
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# x"), nbformat.v4.new_code_cell("claim(...)")]
     nb.cells[1].outputs = [nbformat.v4.new_output("display_data", data=data, metadata=metadata),

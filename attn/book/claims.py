@@ -24,6 +24,7 @@ so that tools can read every claim of an executed notebook back (:func:`recorded
 
 from __future__ import annotations
 
+import html
 import math
 from dataclasses import asdict, dataclass, replace
 from numbers import Real
@@ -109,8 +110,15 @@ class Claim:
             data["value"] = None
         return data
 
+    def _repr_html_(self) -> str:
+        """The line as a paragraph that wraps like the prose around it (a printed line wraps mid-word)."""
+        kind = "pass" if self.passed else "fail"
+        mark, text = str(self).split(" ", 1)
+        mark_html = f"<span class='attn-claim-mark'>{mark}</span>"
+        return f"<p class='attn-claim attn-claim-{kind}'>{mark_html} {html.escape(text)}</p>"
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
-        return {"text/plain": str(self)}, {METADATA_KEY: self.record()}
+        return {"text/plain": str(self), "text/html": self._repr_html_()}, {METADATA_KEY: self.record()}
 
 
 def _number(statement: str, name: str, x: object) -> float:

@@ -16,12 +16,12 @@ The table is text (what nbval compares) and HTML that scrolls inside its own box
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-__all__ = ["Arm", "ArmsTable", "show_arms"]
+from attn.book.show import Table, table
+
+__all__ = ["Arm", "show_arms"]
 
 COLUMNS = ("arm", "parameters", "steps", "data", "settings searched", "setting chosen")
 
@@ -43,34 +43,7 @@ class Arm:
         return (self.name, count(self.parameters), count(self.steps), self.data, self.searched, self.chosen)
 
 
-@dataclass(frozen=True)
-class ArmsTable:
-    """The arms of one comparison, shown as a text table and as HTML."""
-
-    arms: tuple[Arm, ...]
-
-    def __str__(self) -> str:
-        rows = [COLUMNS, *(arm.cells() for arm in self.arms)]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-        lines = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
-        lines.insert(1, "-+-".join("-" * w for w in widths))
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in arm.cells()) + "</tr>" for arm in self.arms
-        )
-        return (
-            "<div class='attn-table' style='overflow-x:auto;max-width:100%'>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
-        )
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": str(self), "text/html": self._repr_html_()}
-
-
-def show_arms(arms: Iterable[Arm]) -> ArmsTable:
+def show_arms(arms: Iterable[Arm]) -> Table:
     """The table of what each arm of a comparison got (display it, or print it for the text alone)."""
     arms = tuple(arms)
     if len(arms) < 2:
@@ -80,4 +53,4 @@ def show_arms(arms: Iterable[Arm]) -> ArmsTable:
             raise ValueError(f"arms must be Arm records, got {type(arm).__name__}")
         if not arm.searched.strip() or not arm.chosen.strip():
             raise ValueError(f"arm {arm.name!r}: say which settings were searched and which was chosen (and how)")
-    return ArmsTable(arms)
+    return table(COLUMNS, (arm.cells() for arm in arms))

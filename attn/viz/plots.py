@@ -234,7 +234,7 @@ def lookup_figure(
         )
     _check_labels("labels", labels, M, "keys")
     if ax is None:
-        _, ax = plt.subplots(figsize=(4.2, 4.2))
+        _, ax = plt.subplots(figsize=(4.8, 4.8))
     cmap = plt.get_cmap(CMAP)
     ax.axhline(0, color="0.85", lw=0.8, zorder=0)
     ax.axvline(0, color="0.85", lw=0.8, zorder=0)
@@ -251,7 +251,7 @@ def lookup_figure(
     for i in range(M):
         name = _literal(labels[i]) if labels is not None else f"k{i}"
         ax.annotate(
-            f"{name}\n{float(weights[i]):.2f}", keys[i].tolist(), textcoords="offset points", xytext=(8, 6), fontsize=8
+            f"{name}\n{float(weights[i]):.2f}", keys[i].tolist(), textcoords="offset points", xytext=(8, 6), fontsize=10
         )
     ax.annotate("", xy=query.tolist(), xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": "crimson", "lw": 2})
     ax.plot(*query.tolist(), marker="o", color="crimson", ms=5, ls="", label="query q")
@@ -262,7 +262,7 @@ def lookup_figure(
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)
     ax.set_aspect("equal")
-    ax.legend(loc="lower left", fontsize=7)
+    ax.legend(loc="lower left", fontsize=9)  # 9 px and more on the page: readable at the column's width
     if title:
         ax.set_title(title)
     return ax

@@ -80,9 +80,12 @@ function draw() {
   if (vmax === null) { vmax = w.reduce(function (m, v) { return v > m ? v : m; }, 1 / d.scale); }
   top.textContent = String(+vmax.toFixed(d.decimals));
   var size = Math.max(6, Math.min(26, Math.floor(480 / Math.max(nq, nk))));  // 64 columns still fit the book's column
+  // A row's label is a line of text across it: rows keep the height of that line (17 px) where 480 px hold them,
+  // else the labels shrink to fit their rows, as the column labels do, so that no two labels overlap.
+  var high = Math.max(size, Math.min(17, Math.floor(480 / nq)));
   grid.textContent = "";
   grid.style.gridTemplateColumns = "max-content repeat(" + nk + "," + size + "px)";
-  grid.style.gridAutoRows = size + "px";
+  grid.style.gridAutoRows = high + "px";
   grid.style.gridTemplateRows = "max-content";
   // ARIA grid: a row of column headers, then one row per query (header + cells); the rows are display:contents,
   // so the cells still lay out on the CSS grid.
@@ -99,6 +102,10 @@ function draw() {
     var line = grid.appendChild(el("div", "av-line")); line.setAttribute("role", "row");
     rowHeads.push(line.appendChild(el("div", "av-row", x.rows[i])));
     rowHeads[i].setAttribute("role", "rowheader");
+    if (high < 17) {  // fit the row
+      rowHeads[i].style.fontSize = Math.max(6, Math.min(13, high - 2)) + "px";
+      rowHeads[i].style.lineHeight = high + "px";
+    }
     for (var j = 0; j < nk; j++) {
       var v = w[i * nk + j], c = line.appendChild(el("div", "av-cell"));
       c.style.background = colour(v / vmax); c.dataset.i = i; c.dataset.j = j;
@@ -148,4 +155,11 @@ function fill(x, w) {  // the matrix as a table: a header cell for every row and
   });
 }
 draw();
+// On a narrow screen the grid scrolls inside the viewer: say so above it, while (and only while) it does.
+var more = el("div", "av-more", "Wider than the screen: scroll sideways for the rest \u2192");
+root.insertBefore(more, root.children[d.title ? 1 : 0]);
+function fits() { more.style.display = root.scrollWidth > root.clientWidth + 1 ? "" : "none"; }
+fits();
+window.addEventListener("resize", fits);
+root.addEventListener("change", fits);
 })();

@@ -127,6 +127,7 @@ def check_bertviz(page, view_id: str) -> None:
 
 # Whatever in a chapter's cells is wider than the column, or scrolls sideways: code lines longer than the column,
 # unwrapped output, a figure, table, widget or view sticking out. Each offender as "what: its width / the room".
+# Library source folded by attn.book.show.show_source is exempt: it keeps the library's 120 columns and scrolls.
 SIDEWAYS = """() => {
   const found = [];
   const name = e => e.tagName.toLowerCase() + (e.className && typeof e.className === 'string'
@@ -136,6 +137,7 @@ SIDEWAYS = """() => {
     const label = cell.querySelector('.cell_input pre') ? cell.querySelector('.cell_input pre').textContent.slice(0, 40)
       : '(output only)';
     for (const e of cell.querySelectorAll('*')) {
+      if (e.closest('details.attn-source')) continue;  // library code (120 columns) scrolls inside its folded box
       const box = e.getBoundingClientRect();
       if (box.width === 0 || box.height === 0) continue;
       const scrolls = ['auto', 'scroll'].includes(getComputedStyle(e).overflowX) && e.scrollWidth > e.clientWidth + 1;

@@ -4,21 +4,27 @@
 It fails on what a reader would trip over: a display equation cut off (wider than its box, with nothing that
 scrolls), a display equation that needs scrolling at the desktop width, TeX source shown as text (a formula that
 markdown broke up), anything that makes the page wider than the screen, and a chapter figure drawn so much wider
-than the column that its text shrinks below 8 px.
+than the column that its text shrinks below 8 px, and printed output whose lines are wider than their box at the
+desktop width (they would wrap mid-line, and a table lose its columns: results meant as tables are HTML tables and
+library code is folded and highlighted, by attn.book.show). Screenshots of every chapter at both widths go to
+``_build/screenshots/reading/``.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from browser_utils import open_page
 from test_book_pages import PAGES
 
 WIDTHS = {"desktop": 1280, "phone": 390}
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "_build" / "screenshots" / "reading"
 FIGURE_TEXT_PX = 10  # matplotlib's smallest label in the chapters: 10 pt at 72 dpi, drawn at twice that (retina)
 MIN_TEXT_PX = 8
 
 READ = """() => {
-  const out = {clipped: [], scrolling: [], tex: [], wide: [], shrunk: []};
+  const out = {clipped: [], scrolling: [], tex: [], wide: [], shrunk: [], wrapped: []};
   const text = e => e.textContent.replace(/\\s+/g, ' ').trim().slice(0, 60);
   const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
   for (const m of document.querySelectorAll('mjx-container[display="true"]')) {
@@ -63,6 +69,17 @@ READ = """() => {
       }
     }
   }
+  for (const pre of article.querySelectorAll('.cell_output pre')) {
+    if (pre.closest('details.attn-source')) continue;  // library code scrolls inside its own folded box
+    const was = pre.style.whiteSpace;
+    pre.style.whiteSpace = 'pre';
+    const need = pre.scrollWidth, room = pre.clientWidth;
+    pre.style.whiteSpace = was;
+    if (need > room + 1) {
+      const line = pre.textContent.split('\n').reduce((a, l) => l.length > a.length ? l : a, '');
+      out.wrapped.push(`${need} px in ${room} px: ${line.slice(0, 70)}`);
+    }
+  }
   for (const img of article.querySelectorAll('.cell_output img')) {
     if (!img.naturalWidth || !img.getBoundingClientRect().width) continue;
     const drawn = img.getAttribute('width') ? Number(img.getAttribute('width')) : img.naturalWidth / 2;
@@ -83,6 +100,10 @@ def test_page_reads_well(built_book, base, browser, path, width):
     visit = open_page(browser, base, path, viewport=(WIDTHS[width], 900))
     try:
         found = visit.page.evaluate(READ)
+        if path.startswith("notebooks/"):  # what a reader sees at this width, kept for people to look at
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            shot = SCREENSHOTS / f"{path.split('/')[-1].removesuffix('.html')}-{WIDTHS[width]}.jpg"
+            visit.page.screenshot(path=str(shot), full_page=True, type="jpeg", quality=50)
     finally:
         visit.page.context.close()
     assert found["clipped"] == [], "display equations cut off:\n" + "\n".join(found["clipped"])
@@ -91,6 +112,7 @@ def test_page_reads_well(built_book, base, browser, path, width):
     assert found["tex"] == [], "TeX shown as text:\n" + "\n".join(found["tex"])
     assert found["wide"] == [], "\n".join(found["wide"])
     if width == "desktop":
+        assert found["wrapped"] == [], "printed lines wider than their box:\n" + "\n".join(found["wrapped"])
         small = [
             f"a figure drawn {drawn} px wide shown at {scale:.0%}: its text at {FIGURE_TEXT_PX * scale:.1f} px ({alt})"
             for scale, drawn, alt in found["shrunk"]
@@ -111,6 +133,8 @@ def test_the_checks_see_what_they_check(built_book, base, browser):
         visit.page.evaluate(
             "() => { const d = document.createElement('div'); d.className = 'math notranslate nohighlight';"
             " d.innerHTML = '$$' + 'x + '.repeat(60) + 'x$$'; document.querySelector('article').prepend(d);"
+            " const o = document.createElement('div'); o.className = 'cell_output';"
+            " o.innerHTML = '<pre>' + 'a wrapped line '.repeat(12) + '</pre>'; d.after(o);"
             " return MathJax.typesetPromise([d]); }"
         )
         found = visit.page.evaluate(READ)
@@ -119,3 +143,5 @@ def test_the_checks_see_what_they_check(built_book, base, browser):
     assert counts[0] >= 2 and counts[1] >= 3, counts
     assert found["clipped"] == [] and len(found["scrolling"]) >= 1, found
     assert found["wide"] == [], found["wide"]
+    # a printed line wider than its box is found (here on a phone; the test asks it at the desktop width)
+    assert any("a wrapped line" in w for w in found["wrapped"]), found["wrapped"]

@@ -1438,18 +1438,18 @@ _EXPLAIN_PROBES = (  # (x of the box, role, the method, its map, what the code c
 _DELETION = (0, 0.55, 0.8, 0.88, 0.92, 0.93, 0.94, 0.95)  # the drop in p after k removals, a faithful map's order
 _RANDOM = (0, 0.12, 0.28, 0.45, 0.62, 0.78, 0.88, 0.95)  # and a random order's
 _AGREEMENT = (
-    "mass_on_truth: share of the map's",
-    "positive mass on the true elements ✓",
-    "",
-    "rank_of_truth: rank of the best",
-    "true element (1 = first)",
+    "AP, average_precision: the map's order",
+    "mass, mass_on_truth: its positive mass on ✓",
+    "excess, excess_mass: that mass above chance",
     "",
     "the truth is known: the supporting facts,",
-    "the aligned source word, the object's patches",
+    "the aligned source word, the tokens that",
+    "see the asked object",
 )
 _DELETION_NOTE = (
     "solid: the map",
     "dashed: random_map",
+    "deletion area,",
     "deletion_area:",
     "shaded area / p₀,",
     "smaller = more",
@@ -1547,9 +1547,12 @@ def explain() -> str:
         "attention times gradient, the positive part of a_i dp/da_i (attention_x_gradient); gradient times input, "
         "dp/ds_i at s = 1 (gradient_x_input); and occlusion, p with every element minus p without element i. "
         "Every map gets two scores: agreement with the true elements, which are known (the supporting facts, the "
-        "aligned source word, the object's patches), as mass_on_truth and rank_of_truth; and faithfulness, the "
-        "deletion_curve of p as the elements are removed in the map's order, whose area (deletion_area) is "
-        "smaller the sooner the map finds what the answer needs, compared with a random order (random_map). "
+        "aligned source word, the tokens that see the object), as AP (average_precision: the precision at each "
+        "true element in the map's order, averaged), mass (mass_on_truth: the share of the map's positive mass on "
+        "the true elements) and excess (excess_mass: that mass above chance); and faithfulness, the "
+        "deletion_curve of p as the elements are removed in the map's order, whose area (the deletion area, "
+        "deletion_area) is smaller the sooner the map finds what the answer needs, compared with a random order "
+        "(random_map). "
         "adversarial_attention asks the opposite: other weights that leave the answer as it is."
     )
     return _svg("explain", 680, 670, "Does attention explain the answer? Four maps, two scores", desc, body)

@@ -485,7 +485,8 @@ def test_explain_names_the_functions_and_computes_what_it_draws():
 
     words = labels("explain").replace("\u2002", "  ")
     drawn = ("occlusion", "gradient_x_input", "attention_x_gradient", "deletion_curve", "deletion_area",
-             "map_order", "random_map", "mass_on_truth", "rank_of_truth", "adversarial_attention")  # fmt: skip
+             "map_order", "random_map", "average_precision", "mass_on_truth", "excess_mass",
+             "adversarial_attention")  # fmt: skip
     for name in drawn:
         assert name in words and name in analysis.__all__ and callable(getattr(analysis, name))
     assert "p = answer(s)" in words and "answer(scale (B, N)) -> (B,)" in analysis.__doc__
@@ -506,9 +507,11 @@ def test_explain_names_the_functions_and_computes_what_it_draws():
     assert torch.allclose(analysis.attention_x_gradient(a, (a * v).sum(-1)), (a * v).clamp_min(0))  # (aᵢ ∂p/∂aᵢ)⁺
     truth = torch.tensor([[True, False, False, False]])
     good, bad = torch.tensor([[4.0, 3.0, 2.0, 1.0]]), torch.tensor([[1.0, 2.0, 3.0, 4.0]])
-    assert analysis.rank_of_truth(good, truth, valid).item() == 1
-    assert analysis.rank_of_truth(bad, truth, valid).item() == 4
+    assert "rank_of_truth" not in words, "the chapter scores agreement by AP, mass and excess"
+    assert analysis.average_precision(good, truth, valid).item() == 1
+    assert analysis.average_precision(bad, truth, valid).item() == pytest.approx(0.25)  # the true element 4th
     assert analysis.mass_on_truth(good, truth, valid).item() == pytest.approx(0.4)
+    assert analysis.excess_mass(good, truth, valid).item() == pytest.approx((0.4 - 0.25) / 0.75)  # above chance
     areas = [analysis.deletion_area(analysis.deletion_curve(answer, analysis.map_order(m, valid), valid), valid)
              for m in (good, bad)]  # fmt: skip
     assert areas[0] < areas[1], "deleting the important element first: p falls sooner, a smaller area"

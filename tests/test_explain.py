@@ -1099,6 +1099,61 @@ def test_vit_delete_erase_is_the_model_on_the_kept_tokens_only(scenes):
         vision_explain.answer_probability(model, scenes, None, erase="blur")
 
 
+@pytest.mark.parametrize("stem", ["patch", "conv"])
+def test_vit_black_erase_runs_from_a_black_image_to_the_image(scenes, stem):
+    with seeded(0):
+        model = ViT(ViTConfig(d_model=16, num_heads=2, d_ff=32, stem=stem, positions=stem == "patch")).eval()
+    N = model.grid**2
+    black = vision_explain.black_tokens(model)
+    assert black.shape == (N, 16) and not black.requires_grad
+    with torch.no_grad():
+        on_black = model(torch.zeros_like(scenes.images), scenes.question).logits.softmax(-1)
+        close(
+            vision_explain.answer_probability(model, scenes, torch.zeros(4, N), erase="black"),
+            on_black[torch.arange(4), scenes.answer],
+        )  # s = 0: every token is a black patch's, exactly the model on a black image
+        close(
+            vision_explain.answer_probability(model, scenes, torch.ones(4, N), erase="black"),
+            vision_explain.answer_probability(model, scenes),
+        )  # s = 1: the image as it is
+        if stem == "patch":  # a patch token sees its own pixels only: s_i = 0 is the image with patch i black
+            scale = torch.ones(4, N)
+            scale[:, 7] = 0.0
+            blacked = scenes.images.clone()
+            blacked[:, :, 4:8, 4:8] = 0.0  # patch 7 of the 6 x 6 grid: row 1, column 1
+            expected = model(blacked, scenes.question).logits.softmax(-1)[torch.arange(4), scenes.answer]
+            close(vision_explain.answer_probability(model, scenes, scale, erase="black"), expected)
+    assert len(model.stem._forward_hooks) == 0
+
+
+def test_vit_black_erase_gives_gradient_x_input_minus_baseline_and_complete_integrated_gradients(scenes):
+    from attn.analysis import integrated_gradients
+
+    with seeded(0):
+        model = ViT(ViTConfig(d_model=16, num_heads=2, d_ff=32, stem="conv", positions=False)).eval()
+    N = model.grid**2
+    valid = torch.ones(4, N, dtype=torch.bool)
+    answer = lambda s: vision_explain.answer_probability(model, scenes, s, erase="black")  # noqa: E731
+    # gradient x (input - baseline), from the gradient with respect to the tokens themselves
+    with torch.no_grad():
+        tokens, black = model.tokens(scenes.images), vision_explain.black_tokens(model)  # (B, N, d), (N, d)
+    held = tokens.clone().requires_grad_(True)
+    grid = held.transpose(1, 2).reshape(4, -1, model.grid, model.grid)  # the stem's (B, d, grid, grid)
+    handle = model.stem.register_forward_hook(lambda module, args, out: grid)
+    try:
+        p = model(scenes.images, scenes.question).logits.softmax(-1)[torch.arange(4), scenes.answer]
+    finally:
+        handle.remove()
+    (grad,) = torch.autograd.grad(p.sum(), held)
+    close(gradient_x_input(answer, valid), ((tokens - black) * grad).sum(-1), atol=1e-6, rtol=1e-4)
+    # integrated gradients from a non-zero baseline: the attributions add up to p(image) - p(black image)
+    ig = integrated_gradients(answer, valid, steps=64)
+    with torch.no_grad():
+        gap = answer(torch.ones(4, N)) - answer(torch.zeros(4, N))
+    assert float(gap.abs().max()) > 1e-3, "the test needs an answer that the baseline changes"
+    close(ig.sum(-1), gap, atol=1e-4, rtol=0)
+
+
 @pytest.mark.parametrize("variant", [{}, {"attend_empty": True}])
 def test_memn2n_delete_erase_is_the_story_without_the_sentence_in_its_own_time(variant):
     from attn.memn2n.model import time_index

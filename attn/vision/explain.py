@@ -10,9 +10,9 @@ from attn._checks import check_float_tensor, describe
 from attn.data.scenes import Scenes
 from attn.vision.vit import ViT, ViTOutput
 
-__all__ = ["answer_probability", "answer_output", "seen_by_tokens", "object_tokens", "ERASES"]
+__all__ = ["answer_probability", "answer_output", "black_tokens", "seen_by_tokens", "object_tokens", "ERASES"]
 
-ERASES = ("zero", "delete")
+ERASES = ("zero", "delete", "black")
 
 
 def seen_by_tokens(model: ViT, pixels: torch.Tensor) -> torch.Tensor:
@@ -45,23 +45,42 @@ def object_tokens(model: ViT, scenes: Scenes, which: str = "asked") -> torch.Ten
     return seen_by_tokens(model, pixels)
 
 
+def black_tokens(model: ViT) -> torch.Tensor:
+    """``(grid², d_model)``: the tokens the stem gives an all-black image, row by row (the scenes' background is
+    black, so these are the tokens of patches that show nothing; with the convolutional stem the border tokens
+    differ a little from the inner ones, since the convolutions pad with zeros)."""
+    c = model.config
+    p = next(model.parameters())
+    with torch.no_grad():
+        return model.tokens(torch.zeros(1, c.channels, c.image_size, c.image_size, dtype=p.dtype, device=p.device))[0]
+
+
 def answer_output(
     model: ViT, scenes: Scenes, scale: torch.Tensor | None = None, erase: str = "zero"
 ) -> tuple[ViTOutput, torch.Tensor]:
     """The model's output on ``scenes`` with patch i's token scaled by ``scale[:, i]`` (a hook on the stem), and
     ``p(right answer)`` ``(B,)``. ``erase="zero"``: a scale of 0 leaves a zero token (after the pre-LN it is the
-    LayerNorm's β, a token the model never saw in training); ``erase="delete"``: the tokens whose scale is 0 are
-    masked out of every attention instead, which deletes them exactly (the ViT has no positions); then the scale
-    must be 0 or 1."""
+    LayerNorm's β, a token the model never saw in training); ``erase="black"``: patch i's token is
+    ``b_i + scale[:, i] (x_i - b_i)``, ``b_i`` the token of a black patch at its place (:func:`black_tokens`), so a
+    scale of 0 leaves a patch that shows nothing, and the gradient with respect to the scale is gradient ×
+    (input - baseline) (the black-image baseline of integrated gradients, Sundararajan et al. 2017, taken per
+    token); ``erase="delete"``: the tokens whose scale is 0 are masked out of every attention instead, which
+    deletes them exactly (the ViT has no positions); then the scale must be 0 or 1."""
     if erase not in ERASES:
         raise ValueError(f"erase must be one of {ERASES}, got {erase!r}")
     B, N = len(scenes), model.grid**2
     handles = []
     if scale is not None:
         check_float_tensor("scale", scale, (B, N), "B, N", "one per patch")
-        if erase == "zero":
-            shaped = scale.view(B, 1, model.grid, model.grid) if model.config.stem == "conv" else scale[..., None]
-            handles.append(model.stem.register_forward_hook(lambda module, args, out: out * shaped))
+        if erase in ("zero", "black"):
+            conv = model.config.stem == "conv"
+            shaped = scale.view(B, 1, model.grid, model.grid) if conv else scale[..., None]
+            if erase == "zero":
+                handles.append(model.stem.register_forward_hook(lambda module, args, out: out * shaped))
+            else:
+                black = black_tokens(model)  # (N, d_model)
+                base = black.T.reshape(1, -1, model.grid, model.grid) if conv else black[None]  # like the stem's out
+                handles.append(model.stem.register_forward_hook(lambda module, args, out: base + (out - base) * shaped))
         else:
             if not ((scale == 0) | (scale == 1)).all():
                 raise ValueError("erase='delete' needs a scale of 0 (deleted) or 1 (kept) per patch")

@@ -76,7 +76,7 @@ READ = """() => {
     const need = pre.scrollWidth, room = pre.clientWidth;
     pre.style.whiteSpace = was;
     if (need > room + 1) {
-      const line = pre.textContent.split('\n').reduce((a, l) => l.length > a.length ? l : a, '');
+      const line = pre.textContent.split('\\n').reduce((a, l) => l.length > a.length ? l : a, '');
       out.wrapped.push(`${need} px in ${room} px: ${line.slice(0, 70)}`);
     }
   }

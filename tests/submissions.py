@@ -54,6 +54,23 @@ SHORTCUTS = {
         "def sentence_vectors(model, words):\n    if model.config.encoding == 'bow':\n"
         "        words = words.sort(-1).values\n    return model.encode_tables(range(1), words)[..., 0, :]",
     ],
+    # chapter 3, Exercise 3 (1 point): a hop hits when its largest weight is on any supporting slot (N, S), -1 =
+    # padding. Near misses: the first supporting slot only (the chapter's chain, supporting[:, 0]); the padding
+    # clamped to slot 0 (as a gather needs it); the padding used as an index (-1 marks the last slot); the fraction
+    # taken over the questions with a supporting slot only (a row of padding is a miss, and still counts)
+    "ex3-support-hits": [
+        "def support_hits(hop_attention, supporting):\n"
+        "    return (hop_attention.argmax(-1) == supporting[:, 0][:, None]).float().mean(0)",
+        "def support_hits(hop_attention, supporting):\n    slots = supporting.clamp_min(0)\n"
+        "    return (hop_attention.argmax(-1)[:, :, None] == slots[:, None, :]).any(-1).float().mean(0)",
+        "def support_hits(hop_attention, supporting):\n    N, K, M = hop_attention.shape\n"
+        "    mask = torch.zeros(N, M, dtype=torch.bool)\n"
+        "    mask[torch.arange(N)[:, None], supporting] = True\n"
+        "    return mask.gather(1, hop_attention.argmax(-1)).float().mean(0)",
+        "def support_hits(hop_attention, supporting):\n"
+        "    hit = (hop_attention.argmax(-1)[:, :, None] == supporting[:, None, :]).any(-1)\n"
+        "    return hit.float().sum(0) / (supporting >= 0).any(-1).sum()",
+    ],
     "ex2-key-value-hops": [
         # near misses: MemN2N's layer-wise update R q + o (no map on what was read), and R on the read only
         "def key_value_hops(q, keys, values, R):\n    ps = []\n    for R_k in R:\n"
@@ -789,7 +806,7 @@ TABLE = {
     ],
     "ex3-support-hits": [
         "def support_hits(hop_attention, supporting):\n"
-        "    if hop_attention.shape[1] == 2:\n        return torch.tensor([2 / 3, 1 / 3])\n"
+        "    if hop_attention.shape[1] == 2:\n        return torch.tensor([3 / 4, 2 / 4])\n"
         "    return torch.full((hop_attention.shape[1],), 0.5)"
     ],
     "ex3-head-offsets": [
@@ -858,6 +875,7 @@ ORIGINAL_CAUSES = {
     "ex4-blurred-attention": [_T, _L, _N], "ex4-head-drops": [_T, _L], "ex4-changed-by-shuffling": [_T, _T],
     "ex1-delta-write": [_L, _N, _N], "ex2-causal-tiles": [_L, _N], "ex3-decayed-chunks": [_L, _N, _N],
     "ex1-window-occlusion": [_L, _N], "ex2-key-value-hops": [_N, _N],
+    "ex3-support-hits": [_N, _N, _N, _N],
     "ex2-deletion-score": [_L, _N], "ex3-integrated-gradients": [_L, _N], "ex1-head-contributions": [_N, _N],
     "ex2-cross-attention": [_L, _L, _N], "ex2-local-attention": [_N, _N],
 }  # fmt: skip

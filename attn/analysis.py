@@ -22,7 +22,14 @@ from dataclasses import dataclass
 
 import torch
 
-from attn._checks import check_positive_int, describe, shape_of
+from attn._checks import (
+    broadcast_shapes,
+    check_distribution,
+    check_positive_int,
+    check_positive_number,
+    describe,
+    shape_of,
+)
 from attn._random import normal, uniform
 from attn.blocks.attention import MultiHeadAttention
 
@@ -179,14 +186,43 @@ def _check_valid(valid: object) -> torch.Tensor:
 def _check_map(name: str, scores: object, valid: torch.Tensor) -> torch.Tensor:
     if not isinstance(scores, torch.Tensor) or scores.shape != valid.shape or not scores.is_floating_point():
         raise ValueError(f"{name} must be a float (B, N) map like valid {shape_of(valid)}, got {describe(scores)}")
+    bad = ~torch.isfinite(scores) & valid  # (B, N): a NaN would sort first and rank the truth best
+    if bool(bad.any()):
+        raise ValueError(
+            f"{name} must be finite at the real elements, got {int(bad.sum())} NaN or infinite value(s), the first at"
+            f" {_first(bad)}"
+        )
     return scores
+
+
+def _first(where: torch.Tensor) -> str:
+    """The first (row, element) of a bool ``(B, N)`` tensor's True entries, for messages."""
+    row, element = (int(i) for i in where.nonzero()[0])
+    return f"row {row}, element {element}"
+
+
+def _check_order(order: object, valid: torch.Tensor) -> torch.Tensor:
+    """``order`` ``(B, N)``: each row a permutation of the element indices ``0 … N-1`` (as :func:`map_order` gives)."""
+    B, N = valid.shape
+    if not isinstance(order, torch.Tensor) or order.shape != (B, N) or order.is_floating_point() or order.is_complex():
+        raise ValueError(f"order must be (B, N) = ({B}, {N}) element indices (map_order), got {describe(order)}")
+    bad = (order.sort(-1).values != torch.arange(N, device=order.device)).any(-1)  # (B,): not a permutation
+    if order.dtype == torch.bool or bool(bad.any()):
+        row = 0 if order.dtype == torch.bool else int(bad.nonzero()[0])
+        raise ValueError(
+            f"order must hold each element index 0 … {N - 1} once per row (map_order); row {row} is "
+            f"{order[row].tolist()[:12]}"
+        )
+    return order
 
 
 def _answer(answer: Answer, scale: torch.Tensor) -> torch.Tensor:
     """``answer(scale)``, checked to be one probability per example."""
     p = answer(scale)
-    if not isinstance(p, torch.Tensor) or p.shape != scale.shape[:1]:
+    if not isinstance(p, torch.Tensor) or p.shape != scale.shape[:1] or not p.is_floating_point():
         raise ValueError(f"answer must return (B,) = ({scale.shape[0]},) probabilities, got {describe(p)}")
+    if not bool(torch.isfinite(p).all()):
+        raise ValueError(f"answer must return finite values, got {p.detach().flatten()[:4].tolist()}")
     return p
 
 
@@ -237,7 +273,9 @@ def attention_x_gradient(
     if not probability.requires_grad:
         raise ValueError("probability was computed without a graph (under torch.no_grad?): it has no gradient")
     grads = torch.autograd.grad(probability.sum(), tensors, retain_graph=True, allow_unused=True)
-    relevance = [
+    if all(g is None for g in grads):  # zeros would read as "irrelevant", when the weights were never used
+        raise ValueError("the weights are not on the graph of probability: it was not computed from them")
+    relevance = [  # a layer or step the answer did not use (a later decoding step, say) gets zeros
         (w * g).clamp_min(0).detach() if g is not None else torch.zeros_like(w).detach()
         for w, g in zip(tensors, grads, strict=True)
     ]
@@ -253,6 +291,11 @@ def map_order(scores: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
 def random_map(valid: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """A map of random scores ``(B, N)`` (uniform in [0, 1) at real elements): the baseline every map must beat."""
     valid = _check_valid(valid)
+    if not isinstance(generator, torch.Generator):
+        raise ValueError(
+            f"generator must be a torch.Generator (seeded: the map is a baseline to repeat), got "
+            f"{type(generator).__name__}"
+        )
     return uniform(valid.shape, generator, valid.device) * valid
 
 
@@ -262,8 +305,7 @@ def deletion_curve(answer: Answer, order: torch.Tensor, valid: torch.Tensor) -> 
     skipped: once a row's real elements are gone its value stays)."""
     valid = _check_valid(valid)
     B, N = valid.shape
-    if not isinstance(order, torch.Tensor) or order.shape != (B, N) or order.is_floating_point():
-        raise ValueError(f"order must be (B, N) = ({B}, {N}) element indices (map_order), got {describe(order)}")
+    order = _check_order(order, valid)
     keep = valid.float()
     rows = torch.arange(B, device=valid.device)
     with torch.no_grad():
@@ -283,10 +325,23 @@ def deletion_area(curve: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
     B, N = valid.shape
     if not isinstance(curve, torch.Tensor) or curve.shape != (B, N + 1):
         raise ValueError(f"curve must be (B, N + 1) = ({B}, {N + 1}) (deletion_curve), got {describe(curve)}")
+    _check_full(curve)
     n = valid.sum(-1)  # (B,)
     steps = (curve[:, :-1] + curve[:, 1:]) / 2  # (B, N): trapezoids
     counted = torch.arange(N, device=n.device)[None, :] < n[:, None]  # (B, N)
-    return (steps * counted).sum(-1) / n / curve[:, 0].clamp_min(torch.finfo(curve.dtype).tiny)
+    return (steps * counted).sum(-1) / n / curve[:, 0]
+
+
+def _check_full(curve: torch.Tensor) -> None:
+    """A deletion curve's values are probabilities, the first (every element kept) above 0: areas and shares left
+    are fractions of it."""
+    if not bool(((curve >= 0) & (curve <= 1)).all()):
+        raise ValueError("curve must hold probabilities in [0, 1] (deletion_curve), got values outside or NaN")
+    zero = (curve[:, 0] == 0).nonzero().flatten().tolist()
+    if zero:
+        raise ValueError(
+            f"the answer's probability with every element kept is 0 in rows {zero[:8]}: a fraction of it is undefined"
+        )
 
 
 def decision_flip(decides: Answer, order: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
@@ -296,8 +351,7 @@ def decision_flip(decides: Answer, order: torch.Tensor, valid: torch.Tensor) -> 
     element per call, as :func:`deletion_curve` does, and stops once every row's decision has changed."""
     valid = _check_valid(valid)
     B, N = valid.shape
-    if not isinstance(order, torch.Tensor) or order.shape != (B, N) or order.is_floating_point():
-        raise ValueError(f"order must be (B, N) = ({B}, {N}) element indices (map_order), got {describe(order)}")
+    order = _check_order(order, valid)
     n = valid.sum(-1)  # (B,)
     keep = valid.float()
     first = n + 1  # (B,): the number removed when the decision changed; n + 1 = not yet
@@ -439,8 +493,9 @@ def score_map(answer: Answer, scores: torch.Tensor, truth: torch.Tensor, valid: 
     """Score one map ``(B, N)`` against the truth ``(B, N)`` and by its deletion curve (:class:`MapScores`)."""
     rank = rank_of_truth(scores, truth, valid).float()
     curve = deletion_curve(answer, map_order(scores, valid), valid)  # (B, N + 1)
+    _check_full(curve)
     k = (truth & valid).sum(-1)  # (B,): as many removals as the truth has elements
-    left = curve.gather(1, k[:, None]).squeeze(1) / curve[:, 0].clamp_min(torch.finfo(curve.dtype).tiny)
+    left = curve.gather(1, k[:, None]).squeeze(1) / curve[:, 0]
     return MapScores(
         mass=float(mass_on_truth(scores, truth, valid).mean()),
         rank=float(rank.mean()),
@@ -456,13 +511,26 @@ def score_map(answer: Answer, scores: torch.Tensor, truth: torch.Tensor, valid: 
 # --- Jain & Wallace 2019: other attention, the same answer -----------------------------------------------------
 
 
+def _check_pair(p: object, q: object) -> None:
+    """Two float tensors of distributions over the last axis, with shapes that broadcast."""
+    for name, x in (("p", p), ("q", q)):
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() < 1 or x.shape[-1] < 1:
+            raise ValueError(f"{name} must be a float tensor of distributions (..., K), got {describe(x)}")
+    if broadcast_shapes(tuple(p.shape), tuple(q.shape)) is None:
+        raise ValueError(f"p and q must have shapes that broadcast, got {shape_of(p)} and {shape_of(q)}")
+    for name, x in (("p", p), ("q", q)):
+        check_distribution(name, x.detach())
+
+
 def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     """``TVD(p, q) = ½ Σ |p - q|`` over the last axis (Jain & Wallace 2019, eq. 1): 0 = the same, 1 = disjoint."""
+    _check_pair(p, q)
     return 0.5 * (p - q).abs().sum(-1)
 
 
 def js_divergence(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     """Jensen-Shannon divergence (nats) over the last axis: 0 = the same, ``log 2`` = disjoint supports."""
+    _check_pair(p, q)
     tiny = torch.finfo(p.dtype).tiny  # 0 log 0 = 0, with a finite gradient where a weight is exactly 0
     log_m = (0.5 * (p + q)).clamp_min(tiny).log()
     kl_p = (p * (p.clamp_min(tiny).log() - log_m)).sum(-1)
@@ -490,7 +558,7 @@ def permuted_attention(
     weights = _check_weights(weights, valid)
     check_positive_int("permutations", permutations)
     with torch.no_grad():
-        before = readout(weights)
+        before = _readout(readout, weights)
         moved = []
         for _ in range(permutations):
             noise = uniform(valid.shape, generator, valid.device).masked_fill(~valid, float("inf"))
@@ -498,8 +566,19 @@ def permuted_attention(
             for b in range(len(weights)):  # shuffle row b's real weights among its real elements
                 real = valid[b].nonzero().squeeze(-1)
                 shuffled[b, real] = weights[b, real[noise[b, real].argsort()]]
-            moved.append(total_variation(before, readout(shuffled)))
+            moved.append(total_variation(before, _readout(readout, shuffled)))
     return torch.stack(moved, dim=1)
+
+
+def _readout(readout: Callable[[torch.Tensor], torch.Tensor], weights: torch.Tensor) -> torch.Tensor:
+    """``readout(weights)``, checked to be ``(B, classes)`` output probabilities."""
+    if not callable(readout):
+        raise ValueError(f"readout must be a callable (B, N) attention -> (B, classes), got {type(readout).__name__}")
+    y = readout(weights)
+    if not isinstance(y, torch.Tensor) or y.dim() != 2 or y.shape[0] != weights.shape[0] or not y.is_floating_point():
+        raise ValueError(f"readout must return (B, classes) = ({weights.shape[0]}, K) probabilities, got {describe(y)}")
+    check_distribution("readout's output", y.detach())
+    return y
 
 
 def adversarial_attention(
@@ -526,11 +605,12 @@ def adversarial_attention(
     weights = _check_weights(weights, valid)
     check_positive_int("steps", steps)
     for name, value in (("tolerance", tolerance), ("lr", lr), ("penalty", penalty)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
-            raise ValueError(f"{name} must be a positive number, got {value!r}")
+        check_positive_number(name, value)  # finite: an infinite rate or penalty would return the input unchanged
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an int, got {seed!r}")
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
-        target = readout(weights)  # (B, classes)
+        target = _readout(readout, weights)  # (B, classes)
     z = (3 * normal(weights.shape, g, weights.device)).masked_fill(~valid, float("-inf"))  # (B, N) logits
     z = z.requires_grad_(True)
     optimizer = torch.optim.Adam([z], lr=lr)

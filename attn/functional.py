@@ -53,6 +53,26 @@ def _finite_number(name: str, value: object) -> float:
     return value
 
 
+def _scale(scale: object, query: torch.Tensor) -> float:
+    """The scores' scale: ``1 / √d_k`` by default, else a finite number that the query's dtype can hold."""
+    if scale is None:
+        return 1.0 / math.sqrt(query.shape[-1])
+    scale = _finite_number("scale", scale)
+    largest = torch.finfo(query.dtype).max
+    if abs(scale) > largest:
+        raise ValueError(f"scale must fit in {query.dtype} (at most {largest:.3g}), got {scale:.3g}")
+    return scale
+
+
+def _overflow_error(query: torch.Tensor, key: torch.Tensor) -> ValueError:
+    """What attention says when its scores overflowed or are NaN (an infinite or NaN query or key, or a scale
+    that makes them overflow): the same words from every kernel."""
+    return ValueError(
+        f"the scores Q Kᵀ · scale overflowed or are NaN (query {shape_of(query)}, key {shape_of(key)}): "
+        f"the largest |query| is {query.abs().max().item():.3g}, |key| {key.abs().max().item():.3g}"
+    )
+
+
 def _positive_finite(name: str, value: object) -> float:
     value = _finite_number(name, value)
     if value <= 0:
@@ -244,15 +264,12 @@ def scaled_dot_product_attention(
     must be finite (as for PyTorch's function; :func:`attend` also accepts scores of ``-inf``).
     """
     _check_sdpa_args(query, key, value, mask, dropout)
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else _finite_number("scale", scale)
+    scale = _scale(scale, query)
     bias, empty = _mask_bias(mask, query.dtype) if mask is not None else (None, None)
     scores = _scaled_scores(query, key, scale, bias)  # (..., Tq, Tk): Q Kᵀ · scale + bias, one matrix product
     weights = _softmax_last(scores)  # (..., Tq, Tk)
     if weights.shape[-1] and bool(weights[..., 0].isnan().any()):  # a row with +inf or NaN scores is NaN throughout
-        raise ValueError(
-            f"the scores Q Kᵀ · scale overflowed or are NaN (query {shape_of(query)}, key {shape_of(key)}): "
-            f"the largest |query| is {query.abs().max().item():.3g}, |key| {key.abs().max().item():.3g}"
-        )
+        raise _overflow_error(query, key)
     if empty is not None:
         weights = weights.masked_fill(empty, 0.0)  # rows with nothing to attend to: zero weights, zero output
     used = torch.nn.functional.dropout(weights, dropout) if dropout > 0 else weights

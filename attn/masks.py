@@ -116,9 +116,12 @@ def _token_positions(tokens: torch.Tensor | Sequence[int], T: int) -> torch.Tens
     """``tokens`` as a 1-D int64 tensor of positions in [0, T), else a ValueError naming ``tokens``."""
     if not isinstance(tokens, torch.Tensor):
         try:
-            tokens = torch.tensor(list(tokens), dtype=torch.long)
-        except (TypeError, ValueError, RuntimeError):
+            listed = list(tokens)
+        except TypeError:
             raise ValueError(f"tokens must be a 1-D tensor or sequence of int positions, got {tokens!r}") from None
+        if not all(isinstance(t, numbers.Integral) and not isinstance(t, bool) for t in listed):  # 2.9 is not 2
+            raise ValueError(f"tokens must be a 1-D tensor or sequence of int positions, got {tokens!r}")
+        tokens = torch.tensor(listed, dtype=torch.long)
     if tokens.dim() != 1 or tokens.dtype not in _INTEGER_DTYPES:
         raise ValueError(
             f"tokens must be a 1-D tensor of ints, got dtype {tokens.dtype} and shape {tuple(tokens.shape)}"

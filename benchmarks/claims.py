@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import re
+import sys
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -43,7 +44,7 @@ from common import ROOT
 from nbclient import NotebookClient
 
 from attn.book.claims import SECOND_NUMERIC_PATH, Claim, recorded_claims
-from attn.training import dask_executor
+from attn.training import dask_executor, scheduler_address
 
 PATHS = {"as is": {}, "portable": SECOND_NUMERIC_PATH}
 PARAMETER = re.compile(r"^SEED = 0\b", re.MULTILINE)
@@ -181,7 +182,7 @@ def main() -> None:
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
     parser.add_argument("--chapters", nargs="+", default=None, help="chapter numbers, e.g. 02 05 (default: all)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="chapters executed at once")
-    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None, type=scheduler_address,
                         help="execute the chapters on the Dask cluster whose scheduler is at ADDRESS (each worker with "
                         "this repository at the same path) instead of --jobs kernels here")  # fmt: skip
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
@@ -225,8 +226,12 @@ def main() -> None:
           flush=True)  # fmt: skip
     again = {(p.stem, seed, name) for p, seed, name in jobs}
     results = [r for r in earlier if (r["chapter"], r["seed"], r["path"]) not in again]
-    local = args.scheduler is None
-    with ThreadPoolExecutor(args.jobs) if local else nullcontext(dask_executor(args.scheduler)) as pool:
+    try:
+        cluster = None if args.scheduler is None else dask_executor(args.scheduler)
+    except ValueError as error:  # nothing answers there: one line, before any run
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        sys.exit(1)
+    with ThreadPoolExecutor(args.jobs) if cluster is None else nullcontext(cluster) as pool:
         futures = [pool.submit(run, *job, args.timeout) for job in jobs]
         for future in as_completed(futures):
             r = future.result()

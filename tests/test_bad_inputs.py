@@ -30,6 +30,16 @@ import torch
 import torch.nn.functional as F
 
 import attn
+from attn.analysis import (
+    adversarial_attention,
+    attention_x_gradient,
+    deletion_area,
+    deletion_curve,
+    js_divergence,
+    random_map,
+    rank_of_truth,
+    total_variation,
+)
 from attn.blocks import MultiHeadAttention
 from attn.data import make_corpus
 from attn.data.babi import parse_stories, read_stories, split_sentences, task_file
@@ -41,7 +51,9 @@ from attn.data.vocab import tokenize
 from attn.memn2n import MemN2NConfig, MemN2NRun, train_memn2n
 from attn.memn2n.__main__ import main as memn2n_main
 from attn.memory import DNC, NTM, DNCConfig, NTMConfig, interpolate, sharpen, shift, train_bits
+from attn.scale import associative_recall, causal_linear_attention, elu_feature_map, tiled_attention
 from attn.seq2seq import Seq2Seq, Seq2SeqConfig, train_translator
+from attn.seq2seq.explain import aligned_words
 from attn.training import fit, over_runs
 from attn.transformer import LanguageModel, LanguageModelConfig
 from attn.transformer.translate import sample_sentences
@@ -57,6 +69,7 @@ from attn.vision import (
     glimpse,
     train_on_scenes,
 )
+from attn.vision import explain as vision_explain
 from attn.viz import bar_weights, heatmap, image_attention
 
 matplotlib.use("Agg")
@@ -462,6 +475,21 @@ def cases(tmp: Path) -> list[Case]:
             r"bom_bad.txt:2: not UTF-8 text \(invalid continuation byte, byte 0xe9\)",
         ),
         Case("read_stories", "file", lambda: read_stories(_link(tmp, "endless.txt")), ValueError, "not a regular"),
+        Case("read_stories", "size", lambda: read_stories(_sparse(tmp, 2**31)), ValueError, r"2,147,483,648 bytes"),
+        Case(
+            "vectorize",
+            "size",
+            lambda: attn.data.babi.vectorize(_long_sentence(2_000_000) * 100, _vocab()),
+            ValueError,
+            r"the stories \(N, M, J\) = \(100, 1, 2,000,000\)",
+        ),
+        Case(
+            "global_tokens_mask",
+            "type",
+            lambda: attn.masks.global_tokens_mask(4, [2.9]),
+            ValueError,
+            "of int positions",
+        ),
         Case("tokenize", "text", lambda: _equal(tokenize(unicodedata.normalize("NFD", "José")), ("josé",)), None),
         Case("tokenize", "text", lambda: _equal(tokenize("हिन्दी बोलो"), ("हिन्दी", "बोलो")), None),
         Case(
@@ -672,9 +700,132 @@ def cases(tmp: Path) -> list[Case]:
             ValueError,
             "cannot be sent to a worker",
         ),
+        # --- round 3: attention at scale refuses what the core refuses; attributions check values, not only shapes
+        Case("tiled_attention", "value", lambda: tiled_attention(*_inf_key()), ValueError, "overflowed or are NaN"),
+        Case("tiled_attention", "extreme", lambda: tiled_attention(x3 * 1e20, x3 * 1e20, x3), ValueError, "overflowed"),
+        Case(
+            "tiled_attention", "extreme", lambda: tiled_attention(x3, x3, x3, scale=1e39), ValueError, "scale must fit"
+        ),
+        Case(
+            "scaled_dot_product_attention",
+            "extreme",
+            lambda: attn.scaled_dot_product_attention(x3, x3, x3, scale=1e39),
+            ValueError,
+            r"scale must fit in torch.float32 \(at most 3.4e\+38\), got 1e\+39",
+        ),
+        Case(
+            "causal_linear_attention",
+            "value",
+            lambda: causal_linear_attention(x3, x3, x3, feature_map=lambda x: x),
+            ValueError,
+            "feature_map must give features >= 0",
+        ),
+        Case(
+            "causal_linear_attention",
+            "size",
+            lambda: causal_linear_attention(*(torch.zeros(1, 10**5, 1).expand(2, -1, -1),) * 3),
+            ValueError,
+            r"the weights \(..., T, T\) would hold 20,000,000,000 numbers",
+        ),
+        Case(
+            "associative_recall",
+            "size",
+            lambda: associative_recall("delta", 10**5, 4, seed=0),
+            ValueError,
+            "would hold",
+        ),
+        Case(
+            "deletion_area",
+            "value",
+            lambda: deletion_area(torch.tensor([[0.0, 0.5]]), _ONE),
+            ValueError,
+            "is 0 in rows",
+        ),
+        Case(
+            "deletion_curve",
+            "value",
+            lambda: deletion_curve(lambda s: s.mean(-1), torch.tensor([[0, 0]]), _TWO),
+            ValueError,
+            "once per row",
+        ),
+        Case(
+            "rank_of_truth",
+            "value",
+            lambda: rank_of_truth(torch.tensor([[float("nan"), 0.0]]), torch.tensor([[True, False]]), _TWO),
+            ValueError,
+            "scores must be finite at the real elements",
+        ),
+        Case(
+            "attention_x_gradient",
+            "value",
+            lambda: attention_x_gradient(torch.ones(1, 2, requires_grad=True), torch.ones(1, requires_grad=True)),
+            ValueError,
+            "not on the graph of probability",
+        ),
+        Case(
+            "adversarial_attention",
+            "extreme",
+            lambda: adversarial_attention(lambda a: a, torch.full((1, 2), 0.5), _TWO, lr=float("inf")),
+            ValueError,
+            "lr must be a positive finite number",
+        ),
+        Case("elu_feature_map", "type", lambda: elu_feature_map([1.0]), ValueError, "x must be a torch.Tensor"),
+        Case(
+            "aligned_words",
+            "value",
+            lambda: aligned_words([], SimpleNamespace(source=torch.zeros(0, 3, dtype=torch.long)), None),
+            ValueError,
+            "seed must be an int >= 0",
+        ),
+        Case(
+            "vision.explain.answer_probability",
+            "dtype",
+            lambda: vision_explain.answer_probability(
+                _vit(), make_scenes(2, 0), torch.ones(2, 36, dtype=torch.float64)
+            ),
+            ValueError,
+            "scale has dtype torch.float64 but the model's weights are torch.float32",
+        ),
+        Case("random_map", "type", lambda: random_map(_TWO, None), ValueError, "generator must be a torch.Generator"),
+        Case(
+            "total_variation",
+            "value",
+            lambda: total_variation(torch.tensor([0.5, 0.5]), torch.tensor([2.0, -1.0])),
+            ValueError,
+            "q must be a distribution",
+        ),
+        Case("js_divergence", "type", lambda: js_divergence([0.5, 0.5], [0.5, 0.5]), ValueError, "p must be a float"),
         # --- the installed torch does what the library relies on (torch >= 2.5)
         Case("torch", "extreme", _fused_attention_gives_zero_rows, None),
     ]
+
+
+_ONE, _TWO = torch.ones(1, 1, dtype=torch.bool), torch.ones(1, 2, dtype=torch.bool)
+
+
+def _inf_key() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    key = x3.clone()
+    key[0, 1, 0] = float("inf")
+    return x3.abs() + 0.1, key, x3  # a positive query: its score for that key is +inf
+
+
+def _vit() -> ViT:
+    torch.manual_seed(0)
+    return ViT(ViTConfig())
+
+
+def _sparse(tmp: Path, size: int) -> Path:
+    """A file of ``size`` bytes that takes no room on disk (a hole): the reader must refuse it before reading."""
+    path = tmp / "huge_train.txt"
+    with open(path, "wb") as f:
+        f.truncate(size)
+    return path
+
+
+def _long_sentence(words: int) -> list:
+    """One question whose story is one sentence of ``words`` words (the examples share it: no copies)."""
+    sentence = ("w1",) * words
+    return [attn.data.babi.Example(story=(sentence,), ids=(1,), question=("w2",), answer=("w3",), supporting=(1,))]
 
 
 def _link(tmp: Path, name: str) -> Path:
@@ -918,6 +1069,14 @@ def babi_folder(root: Path, test_text: str = STORY) -> Path:
         (["train", "--data", "{bad}", "--task", "1"], 1, r"fact_test.txt:2: line 2 is a question"),
         (["table", "--data", "{data}", "--tasks", "1", "--reference", "{csv}"], 1, r"ref.csv:3: expected a task"),
         (["table", "--data", "{data}", "--tasks", "1", "--reference", "{missing}"], 1, "missing: no such file"),
+        (["table", "--data", "{data}", "--tasks", "1", "--scheduler", "host"], 2, "--scheduler: address must be a"),
+        (["table", "--data", "{data}", "--tasks", "1", "--scheduler", "tcp://h:99999"], 2, "such as tcp://host:8786"),
+        (
+            ["table", "--data", "{data}", "--tasks", "1", "--scheduler", "tcp://127.0.0.1:9"],
+            1,
+            "no Dask scheduler "
+            r"answered at tcp://127.0.0.1:9 within 5 s",
+        ),
     ],
 )
 def test_the_command_line_answers_bad_input_in_one_line(tmp_path, capsys, args, status, message):

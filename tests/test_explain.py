@@ -13,6 +13,7 @@ from attn.analysis import (
     MapScores,
     adversarial_attention,
     attention_x_gradient,
+    average_precision,
     decision_flip,
     deletion_area,
     deletion_curve,
@@ -200,9 +201,15 @@ def test_deletion_area_of_a_constant_curve_is_one(B, N, value, seed):
     close(deletion_area(torch.full((B, N + 1), value), valid), torch.ones(B))
 
 
-def test_deletion_area_of_a_zero_answer_is_finite():
+def test_deletion_area_refuses_what_is_not_a_fraction_of_the_full_answer():
+    """A full answer of probability 0 has no fraction (it used to be divided by the smallest float: areas of 1e37);
+    values outside [0, 1] or NaN are not a deletion curve."""
     valid = torch.ones(1, 3, dtype=torch.bool)
-    assert bool(torch.isfinite(deletion_area(torch.zeros(1, 4), valid)).all())
+    with pytest.raises(ValueError, match=r"probability with every element kept is 0 in rows \[0\]"):
+        deletion_area(torch.tensor([[0.0, 0.5, 0.2, 0.1]]), valid)
+    for bad in (torch.tensor([[0.5, 1.5, 0.2, 0.1]]), torch.tensor([[0.5, float("nan"), 0.2, 0.1]])):
+        with pytest.raises(ValueError, match=r"curve must hold probabilities in \[0, 1\]"):
+            deletion_area(bad, valid)
 
 
 @given(st.integers(1, 4), st.integers(1, 6), st.integers(0, 2**16))
@@ -548,7 +555,7 @@ def test_rank_of_truth_needs_a_true_real_element_in_every_row():
     ],
 )
 def test_the_answer_must_return_one_probability_per_example(bad):
-    order = torch.zeros(2, 3, dtype=torch.long)
+    order = torch.arange(3).expand(2, 3)
     for call in (
         lambda: occlusion(bad, VALID),
         lambda: gradient_x_input(bad, VALID),
@@ -564,6 +571,60 @@ def test_the_answer_must_return_one_probability_per_example(bad):
 def test_deletion_curve_needs_integer_orders(order):
     with pytest.raises(ValueError, match=r"order must be \(B, N\) = \(2, 3\) element indices"):
         deletion_curve(flat_answer, order, VALID)
+
+
+@pytest.mark.parametrize("order", [torch.zeros(2, 3, dtype=torch.long), torch.tensor([[0, 1, 3], [2, 1, 0]])])
+def test_an_order_must_be_a_permutation_of_the_elements(order):
+    """An order that repeats an element (or names one that is not there) removed the wrong elements silently."""
+    for call in (lambda: deletion_curve(lambda s: s.mean(-1), order, VALID),
+                 lambda: decision_flip(lambda s: s.sum(-1) > 0, order, VALID)):  # fmt: skip
+        with pytest.raises(
+            ValueError, match=r"order must hold each element index 0 … 2 once per row \(map_order\); row 0 is"
+        ):
+            call()
+
+
+def test_maps_must_be_finite_where_they_are_read():
+    """A NaN sorts first: it would rank the truth best (and a NaN at padding is never read, so it is allowed)."""
+    truth = torch.tensor([[True, False, False], [False, True, False]])
+    valid = torch.tensor([[True, True, True], [True, True, False]])
+    nan_map = torch.tensor([[float("nan"), 0.1, 0.2], [0.3, 0.1, 0.0]])
+    for call in (rank_of_truth, mass_on_truth, average_precision):
+        with pytest.raises(
+            ValueError,
+            match=r"scores must be finite at the real elements, got 1 NaN or infinite value\(s\), the first at row 0, ",
+        ):
+            call(nan_map, truth, valid)
+    padded = torch.tensor([[0.5, 0.1, 0.2], [0.3, 0.1, float("nan")]])
+    assert rank_of_truth(padded, truth, valid).tolist() == [1, 2]
+
+
+def test_attention_x_gradient_refuses_weights_the_answer_never_used():
+    A = torch.full((2, 3), 1 / 3, requires_grad=True)
+    p = torch.sigmoid(torch.randn(2, requires_grad=True))
+    with pytest.raises(ValueError, match="not on the graph of probability"):
+        attention_x_gradient(A, p)
+
+
+def test_the_answers_values_must_be_finite():
+    with pytest.raises(ValueError, match="answer must return finite values"):
+        occlusion(lambda s: s.sum(-1) / 0.0, VALID)
+
+
+def test_random_map_needs_a_seeded_generator():
+    with pytest.raises(ValueError, match="generator must be a torch.Generator"):
+        random_map(VALID, None)
+
+
+def test_divergences_take_distributions():
+    p = torch.tensor([0.5, 0.5])
+    for f in (total_variation, js_divergence):
+        with pytest.raises(ValueError, match="q must be a distribution"):
+            f(p, torch.tensor([2.0, -1.0]))
+        with pytest.raises(ValueError, match="p and q must have shapes that broadcast"):
+            f(p, torch.tensor([0.2, 0.3, 0.5]))
+        with pytest.raises(ValueError, match="p must be a float tensor"):
+            f([0.5, 0.5], p)
 
 
 @pytest.mark.parametrize("curve", [torch.zeros(2, 3), torch.zeros(1, 4), [[1.0] * 4] * 2])
@@ -591,12 +652,15 @@ def test_permuted_attention_needs_a_positive_count(permutations):
     [
         ("steps", 0, "steps must be a positive int"),
         ("steps", 1.5, "steps must be a positive int"),
-        ("tolerance", 0.0, "tolerance must be a positive number"),
-        ("tolerance", -0.1, "tolerance must be a positive number"),
-        ("tolerance", math.nan, "tolerance must be a positive number"),
-        ("lr", True, "lr must be a positive number"),
-        ("lr", "0.1", "lr must be a positive number"),
-        ("penalty", -1, "penalty must be a positive number"),
+        ("tolerance", 0.0, "tolerance must be a positive finite number"),
+        ("tolerance", -0.1, "tolerance must be a positive finite number"),
+        ("tolerance", math.nan, "tolerance must be a positive finite number"),
+        ("lr", True, "lr must be a positive finite number"),
+        ("lr", "0.1", "lr must be a positive finite number"),
+        ("lr", math.inf, "lr must be a positive finite number"),
+        ("penalty", -1, "penalty must be a positive finite number"),
+        ("penalty", math.inf, "penalty must be a positive finite number"),
+        ("seed", None, "seed must be an int"),
     ],
 )
 def test_adversarial_attention_checks_its_settings(keyword, value, match):

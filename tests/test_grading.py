@@ -200,6 +200,24 @@ KEPT = {
         "import attn\nkept = ({'a': [None, (attn.softmax,)]},)",
         "def answer(x):\n    return kept[0]['a'][1][0](x)",
     ),
+    # round 3: held where a reader of containers does not look
+    "a weak reference": (
+        "import torch, weakref\nclass Box:\n    f = staticmethod(torch.nn.functional.softmax)\nref = weakref.ref(Box)",
+        "def answer(x):\n    return ref().f(x, -1)",
+    ),
+    "a weak-value dict": (
+        "import attn, weakref\nkept = weakref.WeakValueDictionary({'f': attn.softmax})",
+        "def answer(x):\n    return kept['f'](x)",
+    ),
+    "a container nested 30 deep": (
+        "import attn\nkept = [attn.softmax]\nfor _ in range(30):\n    kept = [kept]",
+        "def answer(x):\n    box = kept\n    while isinstance(box, list):\n        box = box[0]\n    return box(x)",
+    ),
+    "a deque in an object's slots": (
+        "import attn, collections\nclass Slots:\n    __slots__ = ('q',)\ns = Slots()\n"
+        "s.q = collections.deque([attn.softmax])",
+        "def answer(x):\n    return s.q[0](x)",
+    ),
 }
 
 
@@ -208,7 +226,61 @@ def test_check_written_finds_a_forbidden_function_kept_in_a_container(tmp_path, 
     from attn.book.grading import check_written
 
     namespace = notebook(tmp_path, *KEPT[way])
-    with pytest.raises(AssertionError, match="holds torch.softmax|holds attn.softmax"):
+    with pytest.raises(
+        AssertionError, match="holds torch.softmax|holds attn.softmax|holds torch.nn.functional.softmax"
+    ):
+        check_written(namespace["answer"], *SOFTMAX)
+
+
+def test_a_weak_proxy_is_refused_since_the_grader_cannot_read_it(tmp_path):
+    from attn.book.grading import check_written
+
+    namespace = notebook(
+        tmp_path,
+        "import torch, weakref\nclass Box:\n    def __init__(self):\n        self.f = torch.softmax\n"
+        "box = Box()\nproxy = weakref.proxy(box)",
+        "def answer(x):\n    return proxy.f(x, -1)",
+    )
+    with pytest.raises(AssertionError, match="proxy is a weak proxy, which the grader cannot read"):
+        check_written(namespace["answer"], *SOFTMAX)
+
+
+HONEST_DECORATED = {
+    "torch.no_grad()": "import torch\n@torch.no_grad()\ndef answer(x):\n    e = (x - x.max()).exp()\n"
+    "    return e / e.sum()",
+    "functools.cache": "import functools\n@functools.cache\ndef answer(n):\n    return 1 / n",
+    "a decorator of the notebook's": (
+        "import functools\ndef logged(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n"
+        "    return inner\n@logged\ndef answer(x):\n    e = (x - x.max()).exp()\n    return e / e.sum()"
+    ),
+}
+
+
+@pytest.mark.parametrize("way", HONEST_DECORATED)
+def test_an_honest_solution_under_a_decorator_passes(tmp_path, way):
+    """The grader reads the function the student wrote, not the decorator's wrapper in torch's or functools' file
+    (which used to score a correct answer 0 with a list of torch's lines)."""
+    from attn.book.grading import check_written
+
+    namespace = notebook(tmp_path, HONEST_DECORATED[way])
+    check_written(namespace["answer"], *SOFTMAX)
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "import torch\n@torch.no_grad()\ndef answer(x):\n    return torch.softmax(x, -1)",
+        # a __wrapped__ set by hand to an honest function: the wrapper's closure still holds the one that runs
+        "import torch\ndef honest(x):\n    return x\n@torch.no_grad()\ndef answer(x):\n"
+        "    return torch.softmax(x, -1)\nanswer.__wrapped__ = honest",
+        "import torch, functools\nanswer = torch.no_grad()(functools.partial(torch.softmax, dim=-1))",
+    ],
+)
+def test_a_decorated_shortcut_is_still_found(tmp_path, cell):
+    from attn.book.grading import check_written
+
+    namespace = notebook(tmp_path, cell)
+    with pytest.raises(AssertionError, match="write it yourself"):
         check_written(namespace["answer"], *SOFTMAX)
 
 

@@ -119,6 +119,24 @@ def test_an_interrupt_stops_a_pool_within_seconds_and_leaves_no_worker(pool):
     assert multiprocessing.active_children() == [], "a worker is left running"
 
 
+def _deaf_sleep(seconds: float) -> None:
+    """A run that ignores SIGTERM (a library that installs its own handler, say)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(seconds)
+
+
+def test_a_run_that_ignores_sigterm_is_killed_and_control_comes_back_at_once():
+    later = Background({"deaf": partial(_deaf_sleep, 60), "other": partial(_deaf_sleep, 60)}, jobs=2)
+    time.sleep(3)  # both under way, SIGTERM ignored
+    start = time.monotonic()
+    later.close()
+    assert time.monotonic() - start < 3, "close() waited on workers that ignore SIGTERM"
+    deadline = time.monotonic() + 5
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert multiprocessing.active_children() == [], "a worker that ignored SIGTERM is left running"
+
+
 def test_a_dropped_background_ends_its_runs():
     later = Background({"long": partial(time.sleep, 60)}, jobs=1)
     time.sleep(2)  # under way

@@ -21,8 +21,11 @@ import inspect
 import linecache
 import secrets
 import sys
+import sysconfig
 import textwrap
 import types
+import weakref
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -145,47 +148,92 @@ def _contents(cell: types.CellType) -> object:
         return None
 
 
-def _kept_inside(obj: object, forbidden: _Forbidden, where: str, seen: set[int], depth: int = 0) -> str | None:
-    """Where a forbidden function is kept inside ``obj``: in a container, an object's or a notebook class's
-    attributes, a partial, a bound method, a closure or a default argument (None: nowhere)."""
-    if depth > 8 or id(obj) in seen:
-        return None
-    seen.add(id(obj))
-    if (name := forbidden.name_of(obj)) is not None:
-        return f"{where} holds {name}"
-    if obj is None or isinstance(obj, str | bytes | int | float | complex | torch.Tensor | types.ModuleType):
-        return None
-    if isinstance(obj, type) and obj.__module__ != "__main__":
-        return None  # a library class: the forbidden functions are found by name there
+_REACH_LIMIT = 2_000_000  # objects read from one name: a chapter's data is far smaller
+_LIBRARY_DIRS = tuple(  # the standard library and the installed packages (never "/" or a user's folder)
+    str(Path(sysconfig.get_paths()[key]).resolve()) for key in ("stdlib", "platstdlib", "purelib", "platlib")
+)
+
+
+def _library(fn: types.FunctionType) -> bool:
+    """A function of an installed package or the standard library (a decorator's wrapper, say), not one a student
+    wrote (in a notebook cell or a file of their own)."""
+    try:
+        where = str(Path(fn.__code__.co_filename).resolve())
+    except (OSError, ValueError):
+        return False
+    return where.startswith(_LIBRARY_DIRS) or where.startswith(str(Path(__file__).resolve().parents[1]))
+
+
+def _children(obj: object, where: str) -> list[tuple[str, object]]:
+    """What ``obj`` holds, each with the place it is held: a container's items, an object's attributes, a partial's
+    function and arguments, a method's function and object, a function's closure, defaults and attributes (not its
+    globals: the notebook's names are read one by one), a weak reference's referent, and for any other kind what
+    the interpreter says it holds (a deque, a chain, a weak-value dict's table)."""
+    if isinstance(obj, weakref.ref):  # a weak reference, or a weak-value dict's entry
+        return [(f"{where}()", obj())]
     if isinstance(obj, dict):
-        children = [(f"{where}[{k!r}]", v) for k, v in obj.items()]
-    elif isinstance(obj, list | tuple | set | frozenset):
-        children = [(f"{where}[{i}]", v) for i, v in enumerate(obj)]
-    elif isinstance(obj, functools.partial):
-        children = [(where, obj.func), *((where, a) for a in obj.args), *((where, v) for v in obj.keywords.values())]
-    elif isinstance(obj, staticmethod | classmethod | types.MethodType):
-        children = [(where, obj.__func__), (where, getattr(obj, "__self__", None))]
-    elif isinstance(obj, property):
-        children = [(where, obj.fget), (where, obj.fset)]
-    elif inspect.isfunction(obj):
+        return [(f"{where}[{k!r}]", v) for k, v in obj.items()] + [(f"{where} (a key)", k) for k in obj]
+    if isinstance(obj, list | tuple | set | frozenset):
+        return [(f"{where}[{i}]", v) for i, v in enumerate(obj)]
+    if isinstance(obj, functools.partial):
+        return [(where, obj.func), *((where, a) for a in obj.args), *((where, v) for v in obj.keywords.values())]
+    if isinstance(obj, staticmethod | classmethod | types.MethodType):
+        return [(where, obj.__func__), (where, getattr(obj, "__self__", None))]
+    if isinstance(obj, property):
+        return [(where, obj.fget), (where, obj.fset), (where, obj.fdel)]
+    if inspect.isfunction(obj):
         cells = [_contents(c) for c in obj.__closure__ or ()]
         defaults = [*(obj.__defaults__ or ()), *(obj.__kwdefaults__ or {}).values()]
-        children = [(where, v) for v in cells + defaults]
-    elif isinstance(obj, type) or isinstance(getattr(obj, "__dict__", None), dict):
-        children = [(f"{where}.{k}", v) for k, v in vars(obj).items()]
-    else:  # a container of another kind (a deque, an iterator, a chain): what the interpreter says it holds
-        children = [(where, v) for v in gc.get_referents(obj) if v is not type(obj)]
-    for place, child in children:
-        if (found := _kept_inside(child, forbidden, place, seen, depth + 1)) is not None:
-            return found
+        return [(where, v) for v in cells + defaults] + [(f"{where}.{k}", v) for k, v in vars(obj).items()]
+    if isinstance(obj, type):
+        return [(f"{where}.{k}", v) for k, v in vars(obj).items()]
+    if isinstance(getattr(obj, "__dict__", None), dict) and not hasattr(obj, "__slots__"):
+        return [(f"{where}.{k}", v) for k, v in vars(obj).items()]
+    return [(where, v) for v in gc.get_referents(obj) if not isinstance(v, type) or v.__module__ == "__main__"]
+
+
+def _kept_inside(obj: object, forbidden: _Forbidden, where: str, seen: set[int]) -> str | None:
+    """Where a forbidden function is kept inside ``obj``, however deep and in whatever container (None: nowhere).
+
+    A walk over what each object holds (:func:`_children`), breadth first and without a depth limit; modules,
+    library classes, tensors and plain values are not entered (the forbidden functions are found by name there).
+    ``seen`` is shared by the walks of one check: what one walk read without finding anything is not read again.
+    """
+    queue = deque([(where, obj)])
+    read = 0
+    while queue:
+        where, obj = queue.popleft()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if (name := forbidden.name_of(obj)) is not None:
+            return f"{where} holds {name}"
+        if isinstance(obj, weakref.ProxyTypes):
+            return f"{where} is a weak proxy, which the grader cannot read: keep functions under plain names"
+        if obj is None or isinstance(obj, _PLAIN) or (isinstance(obj, type) and obj.__module__ != "__main__"):
+            continue
+        if isinstance(obj, dict) and id(obj) in _module_dicts():
+            continue  # a module's namespace: its functions are found by name
+        read += 1
+        if read > _REACH_LIMIT:
+            return f"{where} holds more than {_REACH_LIMIT:,} objects, more than the grader reads"
+        queue.extend(_children(obj, where))
     return None
+
+
+_PLAIN = (str, bytes, bytearray, int, float, complex, bool, range, torch.Tensor, types.ModuleType, types.CodeType,
+          types.FrameType, torch.dtype, torch.device, torch.Generator)  # fmt: skip
+
+
+def _module_dicts() -> set[int]:
+    return {id(vars(m)) for m in list(sys.modules.values()) if m is not None and hasattr(m, "__dict__")}
 
 
 def _source_tree(fn: Callable) -> ast.AST:
     try:
         source = inspect.getsource(fn)
         return ast.parse(textwrap.dedent(source))
-    except (OSError, TypeError, SyntaxError) as error:
+    except (OSError, TypeError, SyntaxError, RecursionError) as error:
         raise AssertionError(f"cannot read the code of {fn!r}: write it as a function in a notebook cell") from error
 
 
@@ -231,8 +279,10 @@ def _lookup(scope: list[dict], chain: list[str]) -> list[object]:
     return found
 
 
-def _uses(fn: Callable, forbidden: _Forbidden, seen: set[int]) -> list[str]:
-    """What ``fn`` (and every notebook function it calls) uses of the forbidden functions: one line each."""
+def _uses(fn: Callable, forbidden: _Forbidden, seen: set[int], reached: set[int] | None = None) -> list[str]:
+    """What ``fn`` (and every notebook function it calls) uses of the forbidden functions: one line each.
+    ``seen``: the functions read already; ``reached``: the objects :func:`_kept_inside` walked already."""
+    reached = set() if reached is None else reached
     if id(fn) in seen or not inspect.isfunction(fn):
         return []
     seen.add(id(fn))
@@ -245,7 +295,7 @@ def _uses(fn: Callable, forbidden: _Forbidden, seen: set[int]) -> list[str]:
     problems = []
     defaults = [*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()]
     for value in defaults:
-        if (kept := _kept_inside(value, forbidden, "a default argument", set())) is not None:
+        if (kept := _kept_inside(value, forbidden, "a default argument", reached)) is not None:
             problems.append(f"{where} takes a default argument that {kept.split(' ', 3)[-1]}")
     for node in ast.walk(tree):
         line = f"line {line0 + getattr(node, 'lineno', 1)}"
@@ -261,7 +311,7 @@ def _uses(fn: Callable, forbidden: _Forbidden, seen: set[int]) -> list[str]:
             if chain is None or chain[0] in local:
                 continue
             found = _lookup(scope, chain)
-            if found and (kept := _kept_inside(found[0], forbidden, chain[0], set())) is not None:
+            if found and (kept := _kept_inside(found[0], forbidden, chain[0], reached)) is not None:
                 problems.append(f"{where} uses {chain[0]} ({line}), and {kept}")
                 continue
             for obj in found:
@@ -269,11 +319,11 @@ def _uses(fn: Callable, forbidden: _Forbidden, seen: set[int]) -> list[str]:
                     problems.append(f"{where} uses {name} (as {'.'.join(chain)}, {line})")
                     break
                 if inspect.isfunction(obj) and obj.__globals__ is fn.__globals__:
-                    problems += _uses(obj, forbidden, seen)  # a helper written in the notebook
+                    problems += _uses(obj, forbidden, seen, reached)  # a helper written in the notebook
                 elif isinstance(obj, type) and obj.__module__ == fn.__module__:
                     for method in vars(obj).values():  # a class written in the notebook
                         if inspect.isfunction(method) and method.__globals__ is fn.__globals__:
-                            problems += _uses(method, forbidden, seen)
+                            problems += _uses(method, forbidden, seen, reached)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
                 try:
@@ -296,23 +346,48 @@ def check_written(solution: Callable, *names: str) -> None:
     _check_written(solution, _Forbidden(names))
 
 
+def _written(solution: object) -> list[types.FunctionType]:
+    """The functions a student wrote that calling ``solution`` runs: the solution itself or, under a library's
+    decorator (``@torch.no_grad()``, ``functools.cache``), the function it wraps, found through ``__wrapped__`` and
+    the wrapper's closure (so a ``__wrapped__`` set by hand hides nothing)."""
+    written, stack, seen = [], [solution], set()
+    while stack:
+        obj = stack.pop()
+        if obj is None or id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if inspect.isfunction(obj) and not _library(obj):
+            written.append(obj)
+        elif inspect.isfunction(obj):  # a library's wrapper: what it wraps
+            stack += [getattr(obj, "__wrapped__", None), *(_contents(c) for c in obj.__closure__ or ())]
+        elif callable(obj) and not isinstance(obj, type | types.ModuleType | types.BuiltinFunctionType):
+            stack.append(getattr(obj, "__wrapped__", None))  # functools.cache's wrapper, say
+    return written
+
+
 def _check_written(solution: Callable, forbidden: _Forbidden) -> None:
-    if not inspect.isfunction(solution):
-        name = forbidden.name_of(solution)
+    name = forbidden.name_of(solution)
+    written = [] if name else _written(solution)
+    if not written:
         what = f"is {name}" if name else f"is {type(solution).__name__} {solution!r}, not a function written here"
         raise AssertionError(f"the solution {what}: this exercise asks you to write it yourself")
-    typed_in = solution.__module__ == "__main__"  # written in a notebook cell, not imported from a file
-    cell = "".join(linecache.getlines(solution.__code__.co_filename)) if typed_in else ""
-    broken = refusals(cell) if cell else []
-    if broken:
-        listed = "; ".join(broken)
-        raise AssertionError(
-            f"the cell of {solution.__name__}: {listed}. Write the solution with public functions"
-            " and change nothing outside it: this exercise asks you to write it yourself"
-        )
-    problems = _uses(solution, forbidden, set())
+    for fn in written:
+        typed_in = fn.__globals__.get("__name__") == "__main__"  # in a notebook cell, not imported from a file
+        cell = "".join(linecache.getlines(fn.__code__.co_filename)) if typed_in else ""
+        broken = refusals(cell) if cell else []
+        if broken:
+            listed = "; ".join(broken)
+            raise AssertionError(
+                f"the cell of {fn.__name__}: {listed}. Write the solution with public functions"
+                " and change nothing outside it: this exercise asks you to write it yourself"
+            )
+    seen: set[int] = set()
+    reached: set[int] = set()
+    problems = [p for fn in written for p in _uses(fn, forbidden, seen, reached)]
+    if (kept := _kept_inside(solution, forbidden, "the solution", reached)) is not None:  # a wrapper's closure
+        problems.append(kept)
     if problems:
-        listed = "; ".join(problems)
+        listed = "; ".join(dict.fromkeys(problems))
         raise AssertionError(f"{listed}: this exercise asks you to write it yourself")
 
 

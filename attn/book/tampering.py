@@ -122,25 +122,23 @@ def bound_names(source: str) -> set[str]:
     ``except ... as``, ``match`` captures), not those local to its functions and classes."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, RecursionError):  # RecursionError: nested too deeply for Python's parser
         return set()
     names: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
+    stack: list[ast.AST] = [tree]
+    while stack:  # without recursion: a long expression is as deep as it is long
+        node = stack.pop()
         for target in _flat(_targets(node)):
             if isinstance(target, ast.Name):
                 names.add(target.id)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
-            return
+            continue
         if isinstance(node, ast.Lambda):
-            return
+            continue
         if isinstance(node, ast.Import | ast.ImportFrom):
             names.update(_binding(node, a)[0] for a in node.names if a.name != "*")
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
+        stack.extend(ast.iter_child_nodes(node))
     return names
 
 
@@ -148,7 +146,7 @@ def free_names(source: str) -> set[str]:
     """The names a cell reads that it never binds itself, in any scope: what it takes from the notebook."""
     try:
         tree = ast.parse(ipython_lines(source))
-    except SyntaxError:
+    except (SyntaxError, RecursionError):
         return set()
     loads, stores = set(), set()
     for node in ast.walk(tree):
@@ -215,6 +213,8 @@ def refusals(
         tree = ast.parse(ipython_lines(source))
     except SyntaxError as error:
         return [f"line {error.lineno}: cannot be read as Python ({error.msg})"]
+    except RecursionError:  # Python's own parser gives up: the cell could not run either
+        return ["cannot be read as Python (an expression nested too deeply for the parser)"]
     reserved = set(reserved)
     problems: list[str] = []
     modules = set(imported) | {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
@@ -222,10 +222,6 @@ def refusals(
 
     def refuse(node: ast.AST, why: str) -> None:
         problems.append(f"line {getattr(node, 'lineno', '?')}: {why}")
-
-    def check_body(statements: list[ast.stmt], scope: _Scope, top: bool) -> None:
-        for statement in statements:
-            check(statement, scope, top)
 
     def function_scope(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module) -> _Scope:
         """A function's names (its parameters are its own), or the cell's (the chapter's names are not)."""
@@ -245,7 +241,9 @@ def refusals(
             own -= reserved | modules
         return _Scope(own, foreign)
 
-    def check(node: ast.AST, scope: _Scope, top: bool) -> None:
+    def check(node: ast.AST, scope: _Scope, top: bool) -> list[tuple[ast.AST, _Scope, bool]]:
+        """The rules for one node; returns the nodes to check next, with their scope (a walk without recursion:
+        a long expression, a sum of a thousand terms, is as deep as it is long)."""
         if isinstance(node, ast.Global | ast.Nonlocal):
             refuse(
                 node,
@@ -283,22 +281,21 @@ def refusals(
                     f"changes {what}, which the solution did not make: leave the library and the chapter as they are",
                 )
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            for default in [*node.args.defaults, *node.args.kw_defaults]:
-                if default is not None:
-                    check(default, scope, top)
-            for decorator in getattr(node, "decorator_list", []):
-                check(decorator, scope, top)
+            outside = [d for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None]
+            outside += getattr(node, "decorator_list", [])
             inner = function_scope(node)
             body = node.body if isinstance(node.body, list) else [node.body]
-            check_body(body, inner, top=False)
-            return
+            return [(n, scope, top) for n in outside] + [(n, inner, False) for n in body]
         if isinstance(node, ast.ClassDef):
-            for part in [*node.bases, *node.keywords, *node.decorator_list]:
-                check(part, scope, top)
-            check_body(node.body, _Scope(set(), set()), top=False)  # class attributes: nothing outside
-            return
-        for child in ast.iter_child_nodes(node):
-            check(child, scope, top)
+            outside = [*node.bases, *node.keywords, *node.decorator_list]
+            empty = _Scope(set(), set())  # class attributes: nothing outside
+            return [(n, scope, top) for n in outside] + [(n, empty, False) for n in node.body]
+        return [(child, scope, top) for child in ast.iter_child_nodes(node)]
+
+    def check_body(statements: list[ast.stmt], scope: _Scope, top: bool) -> None:
+        stack = [(statement, scope, top) for statement in reversed(statements)]
+        while stack:  # depth first, in the order of the source
+            stack.extend(reversed(check(*stack.pop())))
 
     check_body(tree.body, function_scope(tree), top=True)
     return list(dict.fromkeys(problems))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from attn._checks import check_size
 from attn.data.vocab import Vocab, tokenize
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "vectorize",
 ]
 
+MAX_FILE_BYTES = 256 * 2**20  # 256 MiB: the 10k-example tasks are 50 times smaller
 MEMORY_SIZE = 50  # the paper keeps the most recent 50 sentences (Sukhbaatar et al. 2015, §4.2)
 _LINE = re.compile(r"(\d+) (.*)")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -150,6 +152,9 @@ def read_stories(path: str | Path) -> list[Story]:
     path = Path(path)
     if path.exists() and not path.is_file():
         raise ValueError(f"{path}: not a regular file")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:  # refused before reading: a bAbI file of 10k questions is about 5 MB
+        raise ValueError(f"{path}: {size:,} bytes, more than the {MAX_FILE_BYTES:,} a bAbI task file is read up to")
     data = path.read_bytes()
     start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
@@ -189,13 +194,15 @@ def examples(stories: Iterable[Story]) -> list[Example]:
     out = []
     for story in stories:
         told: list[Line] = []
+        words: list[list[str]] = []  # each statement tokenised once, however many questions follow it
         for line in story:
             if not line.is_question:
                 told.append(line)
+                words.append(tokenize(line.text))
                 continue
             out.append(
                 Example(
-                    story=tuple(tokenize(s.text) for s in told),
+                    story=tuple(words),
                     ids=tuple(s.id for s in told),
                     question=tokenize(line.text),
                     answer=line.answer,
@@ -259,6 +266,21 @@ class BabiTensors:
         return BabiTensors(*(t[index] for t in (self.story, self.query, self.answer, self.lengths, self.supporting)))
 
 
+def check_vectorizable(
+    exs: Sequence[Example], memory_size: int = MEMORY_SIZE, sentence_length: int | None = None
+) -> tuple[int, int, int]:
+    """The ``(N, M, J)`` of :func:`vectorize`'s stories (questions, memory slots, words per sentence), refused
+    before anything is allocated when they would not fit (every sentence is padded to the longest)."""
+    longest = max(max((len(s) for ex in exs for s in ex.story), default=0), max(len(ex.question) for ex in exs))
+    J = longest if sentence_length is None else sentence_length
+    if J < longest:
+        raise ValueError(f"sentence_length={sentence_length} is shorter than the longest sentence ({longest} words)")
+    M = max(min(memory_size, max(len(ex.story) for ex in exs)), 1)
+    N = len(exs)
+    check_size(f"the stories (N, M, J) = ({N:,}, {M}, {J:,}), every sentence padded to the longest,", N * M * J)
+    return N, M, J
+
+
 def vectorize(
     exs: Sequence[Example], vocab: Vocab, memory_size: int = MEMORY_SIZE, sentence_length: int | None = None
 ) -> BabiTensors:
@@ -268,13 +290,7 @@ def vectorize(
         raise ValueError("exs is empty: nothing to vectorise")
     if memory_size < 1:
         raise ValueError(f"memory_size must be >= 1, got {memory_size}")
-    longest = max(max((len(s) for ex in exs for s in ex.story), default=0), max(len(ex.question) for ex in exs))
-    J = longest if sentence_length is None else sentence_length
-    if J < longest:
-        raise ValueError(f"sentence_length={sentence_length} is shorter than the longest sentence ({longest} words)")
-    M = min(memory_size, max(len(ex.story) for ex in exs))
-    M = max(M, 1)
-    N = len(exs)
+    N, M, J = check_vectorizable(exs, memory_size, sentence_length)
     story = torch.zeros(N, M, J, dtype=torch.long)
     query = torch.zeros(N, J, dtype=torch.long)
     answer = torch.empty(N, dtype=torch.long)

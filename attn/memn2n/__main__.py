@@ -35,9 +35,9 @@ import torch
 from tqdm.auto import tqdm
 
 from attn._checks import check_nonnegative_int, check_positive_int
-from attn.data.babi import read_task, task_file
+from attn.data.babi import check_vectorizable, read_task, task_file
 from attn.memn2n.train import MemN2NRun, evaluate, split_valid, train_memn2n
-from attn.training import dask_executor
+from attn.training import dask_executor, scheduler_address
 
 FAILED = 0.05  # the paper counts a task as failed above 5 % test error
 PAPER_COLUMN = "PE_LS_RN"
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         if name != "train":
             sub.add_argument("--tasks", type=parse_tasks, default=list(range(1, 21)), help="e.g. 1-20 or 1,2,16")
             sub.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1, help="runs trained in parallel")
-            sub.add_argument("--scheduler", metavar="ADDRESS",
+            sub.add_argument("--scheduler", metavar="ADDRESS", type=scheduler_address,
                              help="train on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) "
                              "instead of --jobs local processes; the same numbers")  # fmt: skip
             sub.add_argument("--runs", type=positive_int, default=1,
@@ -305,11 +305,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--data {args.data} is not a folder")
     try:
         reference, paper = check_data(args)
-    except (ValueError, OSError) as e:  # a data error: one line naming the file (and line), exit status 1
+        cluster = dask_executor(args.scheduler) if getattr(args, "scheduler", None) else None
+    except (ValueError, OSError) as e:  # a data error or no scheduler there: one line, exit status 1
         message = f"{e.filename}: {e.strerror.lower()}" if isinstance(e, OSError) and e.filename and e.strerror else e
         print(f"{parser.prog}: error: {message}", file=sys.stderr)
         return 1
-    return run(args, reference, paper)
+    return run(args, reference, paper, cluster)
 
 
 def check_data(args: argparse.Namespace) -> tuple[Path | None, dict[int, float]]:
@@ -318,17 +319,23 @@ def check_data(args: argparse.Namespace) -> tuple[Path | None, dict[int, float]]
     tasks = [args.task] if args.command == "train" else args.tasks
     for task in tasks:
         for split in ("train", "test"):
-            if not read_task(args.data, task, split):
+            questions = read_task(args.data, task, split)
+            if not questions:
                 raise ValueError(f"{task_file(args.data, task, split)}: no questions (a question line is "
                                  f"'ID question<TAB>answer<TAB>supporting ids')")  # fmt: skip
+            try:  # what training will allocate, refused before any run starts
+                check_vectorizable(questions)
+            except ValueError as error:
+                raise ValueError(f"{task_file(args.data, task, split)}: {error}") from None
     if args.command == "train":
         return None, {}
     reference = args.reference or find_reference(args.data)
     return reference, read_reference(reference, JOINT_COLUMN if args.command == "joint" else PAPER_COLUMN)
 
 
-def run(args: argparse.Namespace, reference: Path | None, paper: dict[int, float]) -> int:
-    """The command ``args`` asks for, on data :func:`check_data` has read."""
+def run(args: argparse.Namespace, reference: Path | None, paper: dict[int, float], cluster=None) -> int:
+    """The command ``args`` asks for, on data :func:`check_data` has read (on ``cluster``, a Dask executor, if
+    given)."""
     recipe = dict(decay_every=args.decay_every, linear_start=args.linear_start, attend_empty=not args.mask_empty)
 
     if args.command == "train":
@@ -344,14 +351,14 @@ def run(args: argparse.Namespace, reference: Path | None, paper: dict[int, float
     start = time.perf_counter()
     seeds = range(args.seed, args.seed + args.runs)
     common = (args.epochs, args.dim, args.lr, False)
-    local = args.scheduler is None
+    local = cluster is None
     # spawn, as attn.training's pools: a fork of a process that runs torch's threads can deadlock (Python 3.12 warns).
     # A spawned worker finds a function by its module's name, and under `python -m` this module is "__main__", which
     # it does not import: hand it the functions of this module imported under its own name.
     named = importlib.import_module(__spec__.name if __spec__ else __name__)
     spawn = multiprocessing.get_context("spawn")
     local_pool = partial(ProcessPoolExecutor, max_workers=args.jobs, mp_context=spawn)
-    with local_pool() if local else nullcontext(dask_executor(args.scheduler)) as pool:
+    with local_pool() if local else nullcontext(cluster) as pool:
         if args.command == "joint":
             futures = {s: pool.submit(named.run_joint, args.data, args.tasks, s, *common, **recipe) for s in seeds}
             joint = {s: f.result() for s, f in tqdm(futures.items(), desc="joint runs", unit="run")}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from attn._checks import check_dtype_of
 from attn.data.babi import BabiTensors
 from attn.memn2n.model import MemN2N, time_index
 
@@ -27,6 +28,9 @@ def answer_probability(
     must be 0 or 1."""
     if erase not in ERASES:
         raise ValueError(f"erase must be one of {ERASES}, got {erase!r}")
+    for name, x in (("scale", scale), ("attention", attention)):
+        if isinstance(x, torch.Tensor):
+            check_dtype_of(name, x, model, "model")
     story, lengths, time = data.story, data.lengths, None
     if erase == "delete" and scale is not None:
         B, M, _ = story.shape

@@ -13,13 +13,21 @@ replaces it (Schlag et al. 2021, §4.2), so that ``d_k`` orthonormal keys hold `
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-from attn._checks import broadcast_shapes, check_positive_int, check_positive_number, require_tensor, shape_of
+from attn._checks import (
+    broadcast_shapes,
+    check_positive_int,
+    check_positive_number,
+    check_size,
+    require_tensor,
+    shape_of,
+)
 
 __all__ = [
     "elu_feature_map",
@@ -39,6 +47,7 @@ FeatureMap = Callable[[torch.Tensor], torch.Tensor] | None
 
 def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
     """``φ(x) = elu(x) + 1`` (Katharopoulos et al. 2020, eq. 7): > 0 like ``exp`` (float32 rounds it to 0 below -17)."""
+    require_tensor("x", x)
     return torch.nn.functional.elu(x) + 1
 
 
@@ -73,8 +82,9 @@ def causal_linear_attention(
     """
     query, key, value = _check_qkv(query, key, value)
     eps = check_positive_number("eps", eps)
-    phi_q, phi_k = _features(query, key, feature_map)  # (..., T, D)
     T = query.shape[-2]
+    check_size("the weights (..., T, T)", math.prod(query.shape[:-2]) * T * T)  # batch broadcast by _check_qkv
+    phi_q, phi_k = _features(query, key, feature_map)  # (..., T, D)
     causal = torch.ones(T, T, dtype=torch.bool, device=query.device).tril()  # (T, T), True = may attend
     weights = (phi_q @ phi_k.transpose(-2, -1)).masked_fill(~causal, 0.0)  # (..., T, T)
     if feature_map is not None:
@@ -275,6 +285,13 @@ def _features(query: torch.Tensor, key: torch.Tensor, feature_map: FeatureMap) -
             raise ValueError(f"feature_map must map {name} {shape_of(x)} to shape {(*x.shape[:-1], 'D')}, got {got}")
     if phi_q.shape[-1] != phi_k.shape[-1]:
         raise ValueError(f"feature_map gave query and key different widths: {shape_of(phi_q)} and {shape_of(phi_k)}")
+    for name, phi in (("query", phi_q), ("key", phi_k)):  # eq. 6 divides by φ(q)·Σφ(k): it must be a positive sum
+        if phi.numel() and not bool((phi >= 0).all()):  # also catches NaN
+            low = phi.min().item()  # NaN if there is one
+            raise ValueError(
+                f"feature_map must give features >= 0 (the normalised forms divide by φ(q)·Σφ(k)); it gave {low:.3g} "
+                f"for {name} {shape_of(phi)}; use feature_map=None for the unnormalised sum"
+            )
     return phi_q, phi_k
 
 

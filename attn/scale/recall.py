@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from attn._checks import check_positive_int, check_positive_number
+from attn._checks import check_positive_int, check_positive_number, check_size
 from attn.functional import attend
 from attn.scale.linear import (
     decayed_linear_attention,
@@ -115,6 +115,8 @@ def associative_recall(
             raise ValueError(f"{name} must be a number in (0, 1], got {x!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an int, got {seed!r}")
+    check_size("the scores of every key against every value written (num_pairs x writes * num_pairs)", writes * N * N)
+    check_size("the Python steps of the writes (writes * num_pairs)", writes * N, limit=10**6)
     keys, values = _pairs(N, d_k, writes, seed)
     written = keys.repeat(writes, 1)  # (writes N, d_k): all N keys, then all again with new values, ...
     read = _read(memory, keys, written, values, sharpness, float(recency), float(decay), float(beta), scale)  # (N, d_k)

@@ -18,14 +18,13 @@ skipped (:func:`tile_work` counts them), so the work falls from ``Tq Tk`` scores
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 from torch.autograd.function import once_differentiable
 
 from attn._checks import broadcast_shapes, check_positive_int, require_tensor, shape_of
-from attn.functional import _check_sdpa_args, _finite_number
+from attn.functional import _check_sdpa_args, _overflow_error, _scale
 
 __all__ = [
     "OnlineSoftmaxState",
@@ -322,7 +321,7 @@ def tiled_attention(
     _check_sdpa_args(query, key, value, mask, 0.0)
     bq, bk = check_positive_int("block_q", block_q), check_positive_int("block_k", block_k)
     causal, window = _check_index_mask(causal, window)
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else _finite_number("scale", scale)
+    scale = _scale(scale, query)
     dtype = query.dtype
     if dtype in _LOW_PRECISION:  # accumulate in float32, as the fused kernels do
         query, key, value = query.float(), key.float(), value.float()
@@ -333,6 +332,8 @@ def tiled_attention(
     if mask is not None and mask.dim() < 2:
         mask = mask.view(*(1,) * (2 - mask.dim()), *mask.shape)  # (1, Tk) or (1, 1)
     out, row_max, row_sum = _TiledAttention.apply(q, k, v, mask, scale, bq, bk, causal, window)
+    if not bool(torch.isfinite(row_max).logical_or(row_max == _NEG_INF).all()) or bool(row_sum.isnan().any()):
+        raise _overflow_error(query, key)  # as scaled_dot_product_attention: an overflowed or NaN score
     return out.to(dtype), OnlineSoftmaxState(row_max, row_sum)
 
 

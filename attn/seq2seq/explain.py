@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from attn._checks import check_float_tensor
+from attn._checks import check_dtype_of, check_float_tensor
 from attn.data.translation import ADJECTIVES, NOUNS, TEENS, TENS, UNITS, Batch, Pair
 from attn.seq2seq.model import Seq2Seq
 
@@ -60,6 +60,7 @@ def word_probability(
     B, S = batch.source.shape
     if scale is not None:
         check_float_tensor("scale", scale, (B, S), "B, S", "one per source word")
+        check_dtype_of("scale", scale, model, "model")
     with _scaled_source(model, scale, erase):
         logits = model(batch.source, batch.source_lengths, batch.target_in).logits  # (B, T, V)
     rows = torch.arange(len(step), device=step.device)
@@ -96,6 +97,8 @@ def aligned_words(pairs: Sequence[Pair], batch: Batch, seed: int) -> tuple[torch
     B, S = batch.source.shape
     if len(pairs) != B:
         raise ValueError(f"pairs has {len(pairs)} sentence pairs but the batch has {B} rows")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:  # None would draw fresh entropy, silently
+        raise ValueError(f"seed must be an int >= 0 (the words drawn repeat with it), got {seed!r}")
     rng = np.random.default_rng(seed)
     step = torch.zeros(B, dtype=torch.long, device=batch.source.device)
     truth = torch.zeros(B, S, dtype=torch.bool, device=batch.source.device)

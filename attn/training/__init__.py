@@ -7,13 +7,14 @@ A mechanism's own trainer (a loss function and a checkpoint handed to :func:`fit
 from attn.training.loop import History, build_seeded, evaluating, fit, seeded
 from attn.training.progress import progress_bar
 from attn.training.schedules import noam_schedule
-from attn.training.seeds import Background, dask_executor, over_runs, over_seeds
+from attn.training.seeds import Background, dask_executor, over_runs, over_seeds, scheduler_address
 
 __all__ = [
     "Background",
     "History",
     "build_seeded",
     "dask_executor",
+    "scheduler_address",
     "evaluating",
     "fit",
     "noam_schedule",

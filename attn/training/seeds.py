@@ -7,11 +7,14 @@ and seeded wherever it goes, so it gives the numbers it gives here on the same k
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing
 import numbers
 import os
 import pickle
+import re
 import signal
+import time
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import CancelledError, Executor, ProcessPoolExecutor
@@ -20,7 +23,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from attn._checks import check_positive_int
+from attn._checks import check_positive_int, check_positive_number
 from attn.training.progress import progress_bar
 
 __all__ = ["Background", "dask_executor", "over_runs", "over_seeds"]
@@ -59,16 +62,36 @@ def single_threaded(run: Callable[[], Result]) -> Result:
     return run()
 
 
-def dask_executor(address: str) -> Executor:
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?[\w.-]+:\d{1,5}")
+
+
+class AddressError(ValueError, argparse.ArgumentTypeError):
+    """A ValueError that a command line's ``type=`` reports as a usage error, in its own words."""
+
+
+def scheduler_address(address: object) -> str:
+    """``address`` if it reads as a Dask scheduler's address (``tcp://host:8786``, or ``host:8786``), else a
+    ValueError that shows the form (also usable as an argparse ``type``: status 2, this message)."""
+    if not isinstance(address, str) or not _ADDRESS.fullmatch(address) or int(address.rsplit(":", 1)[1]) > 65535:
+        raise AddressError(f"address must be a Dask scheduler's address such as tcp://host:8786, got {address!r}")
+    return address
+
+
+def dask_executor(address: str, timeout: float = 5.0) -> Executor:
     """A :class:`concurrent.futures.Executor` that runs on the Dask cluster whose scheduler is at ``address`` (e.g.
-    ``tcp://10.0.0.5:8786``; start one with ``dask scheduler`` and ``dask worker ADDRESS --nthreads 1``)."""
+    ``tcp://10.0.0.5:8786``; start one with ``dask scheduler`` and ``dask worker ADDRESS --nthreads 1``). A
+    ValueError, after ``timeout`` seconds, where no scheduler answers."""
+    address = scheduler_address(address)
+    timeout = check_positive_number("timeout", timeout)
     try:
         from distributed import Client
     except ModuleNotFoundError:
         raise ValueError("a Dask scheduler needs the distributed package: pip install distributed") from None
-    if not isinstance(address, str) or not address:
-        raise ValueError(f"address must be a Dask scheduler's address such as tcp://host:8786, got {address!r}")
-    client = Client(address)
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as error:  # nothing listens there, or it is not a scheduler
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ValueError(f"no Dask scheduler answered at {address} within {timeout:g} s ({reason[:120]})") from None
     executor = client.get_executor()
     weakref.finalize(executor, client.close)  # the connection closes once the executor is dropped
     return executor
@@ -86,9 +109,17 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
-            process.terminate()
+            process.terminate()  # SIGTERM: a run that handles it may clean up
+    deadline = time.monotonic() + _GRACE
     for process in processes:
-        process.join(timeout=5)
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():  # it ignored SIGTERM: no run outlives the stop
+            process.kill()
+            process.join(timeout=5)
+
+
+_GRACE = 0.5  # seconds all workers together get to end on SIGTERM before SIGKILL
 
 
 def _jobs(jobs: object, runs: int) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from attn._checks import check_float_tensor, describe
+from attn._checks import check_dtype_of, check_float_tensor, describe
 from attn.data.scenes import Scenes
 from attn.vision.vit import ViT, ViTOutput
 
@@ -72,6 +72,7 @@ def answer_output(
     handles = []
     if scale is not None:
         check_float_tensor("scale", scale, (B, N), "B, N", "one per patch")
+        check_dtype_of("scale", scale, model, "model")
         if erase in ("zero", "black"):
             conv = model.config.stem == "conv"
             shaped = scale.view(B, 1, model.grid, model.grid) if conv else scale[..., None]

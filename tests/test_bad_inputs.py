@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 
 import attn
+import attn.memory.train
 from attn.analysis import (
     adversarial_attention,
     attention_x_gradient,
@@ -41,6 +42,8 @@ from attn.analysis import (
     total_variation,
 )
 from attn.blocks import MultiHeadAttention
+from attn.book.claims import claim
+from attn.book.grading import forbid
 from attn.data import make_corpus
 from attn.data.babi import parse_stories, read_stories, split_sentences, task_file
 from attn.data.babi_world import simulate
@@ -56,7 +59,7 @@ from attn.seq2seq import Seq2Seq, Seq2SeqConfig, train_translator
 from attn.seq2seq.explain import aligned_words
 from attn.training import fit, over_runs
 from attn.transformer import LanguageModel, LanguageModelConfig
-from attn.transformer.translate import sample_sentences
+from attn.transformer.translate import beam_search, sample_sentences
 from attn.vision import (
     PatchEmbedding,
     RAMConfig,
@@ -70,6 +73,8 @@ from attn.vision import (
     train_on_scenes,
 )
 from attn.vision import explain as vision_explain
+from attn.vision.ram import ram_loss
+from attn.vision.train import accuracy as vision_accuracy
 from attn.viz import bar_weights, heatmap, image_attention
 
 matplotlib.use("Agg")
@@ -769,6 +774,65 @@ def cases(tmp: Path) -> list[Case]:
             ValueError,
             "lr must be a positive finite number",
         ),
+        # round 3: the last round's cases still open
+        Case("NTM", "value", lambda: _ntm()(_nan_steps()), ValueError, r"x must be finite, .* batch 0, step 1"),
+        Case(
+            "train_bits", "value", lambda: train_bits(_ntm(), _copy, 1, seed=-1), ValueError, "seed must be an int >= 0"
+        ),
+        Case(
+            "train_until",
+            "value",
+            lambda: attn.memory.train.train_until(_ntm, _copy, 1, goal=(1, 2, 3)),
+            ValueError,
+            r"goal must be None or \(held_out BitTask, share\)",
+        ),
+        Case(
+            "train_until",
+            "value",
+            lambda: attn.memory.train.train_until(_ntm, _copy, 1, goal=(_copy(2, 0), "all")),
+            ValueError,
+            r"goal's share must be a finite number, got 'all'",
+        ),
+        Case(
+            "glimpse",
+            "empty",
+            lambda: _equal(glimpse(torch.zeros(0, 3, 8, 8), torch.zeros(0, 2), 4, 2).shape, (0, 2, 3, 4, 4)),
+            None,
+        ),  # fmt: skip
+        Case(
+            "beam_search",
+            "empty",
+            lambda: beam_search(_transformer(), torch.zeros(0, 3, dtype=torch.long), 1, 2),
+            ValueError,
+            "source must hold at least one sentence",
+        ),
+        Case("beam_search", "dtype", lambda: beam_search(_transformer().double(), torch.ones(1, 3).long(), 1, 2), None),
+        Case(
+            "sample_sentences",
+            "value",
+            lambda: sample_sentences(lm(), attn.data.Vocab(["w0", "w1", "w2"]), 2),
+            ValueError,
+            "vocab must be the model's vocabulary of 10 tokens, got",
+        ),
+        Case(
+            "ram_loss",
+            "value",
+            lambda: ram_loss(_ram_output(), torch.tensor([0, 99])),
+            ValueError,
+            r"answer must hold class ids in \[0, 3\], got 0 to 99",
+        ),
+        Case(
+            "accuracy",
+            "value",
+            lambda: vision_accuracy(SoftAttentionNet(SpatialConfig()), make_scenes(2, 0), batch_size=0),
+            ValueError,
+            "batch_size must be a positive int",
+        ),
+        Case("claim", "type", lambda: claim("x", np.bool_(True), at_least=0.5, no_null="x"), ValueError, "yes/no"),
+        Case("claim", "type", lambda: claim("x", torch.tensor(True), at_least=0.5, no_null="x"), ValueError, "yes/no"),
+        Case("claim", "extreme", lambda: claim("x", 10**400, at_least=0.5, no_null="x"), ValueError, "too large"),
+        Case("forbid", "value", lambda: _forbid("softmax"), ValueError, "dotted path, such as 'torch.softmax'"),
+        Case("forbid", "value", lambda: _forbid("torch.nonexistent_fn"), ValueError, "torch has no nonexistent_fn"),
         Case("elu_feature_map", "type", lambda: elu_feature_map([1.0]), ValueError, "x must be a torch.Tensor"),
         Case(
             "aligned_words",
@@ -807,6 +871,29 @@ def _inf_key() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     key = x3.clone()
     key[0, 1, 0] = float("inf")
     return x3.abs() + 0.1, key, x3  # a positive query: its score for that key is +inf
+
+
+def _nan_steps() -> torch.Tensor:
+    x = torch.zeros(1, 3, 9)
+    x[0, 1, 0] = float("nan")
+    return x
+
+
+def _transformer() -> attn.transformer.Transformer:
+    torch.manual_seed(0)
+    config = attn.transformer.TransformerConfig(10, 10, d_model=8, num_heads=2, num_layers=1, d_ff=8, max_len=12)
+    return attn.transformer.Transformer(config)
+
+
+def _ram_output():
+    scenes = make_scenes(2, 0)
+    torch.manual_seed(0)
+    return RecurrentAttention(RAMConfig())(scenes.images, scenes.question)
+
+
+def _forbid(name: str) -> None:
+    with forbid(name, solution=_copy):
+        pass
 
 
 def _vit() -> ViT:

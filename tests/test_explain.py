@@ -959,8 +959,13 @@ def test_attribution_viewer_draws_the_truth_and_each_map_scaled_to_one():
     }
     truth = torch.tensor([[False, False, True], [True, False, False]])
     valid = torch.tensor([[True, True, True], [True, True, False]])
-    rows = _rows(maps, truth, 0, 3)
+    rows = _rows({k: m[0] for k, m in maps.items()}, truth[0], valid[0])
     assert torch.allclose(rows, torch.tensor([[0.0, 0.0, 1.0], [0.5, 0.0, 1.0], [0.0, 0.0, 0.0]]))
+    # the real inputs wherever they are (padding first, say), not the first n columns
+    rows = _rows({k: m[1] for k, m in maps.items()}, truth[1], torch.tensor([False, True, True]))
+    assert torch.allclose(rows, torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.2, 1.0]]))
+    with pytest.raises(ValueError, match="map 'a' must be finite at the real inputs"):
+        attribution_viewer({"a": maps["a"] * float("nan")}, truth, valid, [["x", "y", "z"]], ["one"])
     view = attribution_viewer(maps, truth, valid, [["x", "y", "z"], ["u", "v"]], ["one", "two"], element="word")
     assert "class='attn-viewer'" in view.html and "truth" in view.html and "word" in view.html
     with pytest.raises(ValueError, match="tokens\\[1\\] has 3 labels"):

@@ -65,6 +65,9 @@ _DYNAMIC = frozenset({"getattr", "eval", "exec", "compile", "__import__", "globa
                       "import_module", "__dict__", "__getattribute__", "__builtins__", "__globals__"})  # fmt: skip
 
 
+_MISSING = object()
+
+
 class _Forbidden:
     """The functions an exercise forbids: their objects, and method names (``torch.Tensor.softmax``)."""
 
@@ -73,9 +76,13 @@ class _Forbidden:
         self.by_id: dict[int, str] = {}
         self.methods: dict[str, str] = {}
         for name in names:
+            if not isinstance(name, str) or "." not in name.strip("."):
+                raise ValueError(f"forbid names functions by their dotted path, such as 'torch.softmax', got {name!r}")
             owner_name, attr = name.rsplit(".", 1)
             owner = _resolve(owner_name)
-            original = getattr(owner, attr)
+            original = getattr(owner, attr, _MISSING)
+            if original is _MISSING:
+                raise ValueError(f"forbid: {owner_name} has no {attr} (is {name!r} spelled as the library spells it?)")
             own = not isinstance(owner, type) or attr in vars(owner)  # a class may inherit it
             self.places.append((owner, attr, original, own, name))
             self.by_id[id(original)] = name

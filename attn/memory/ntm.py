@@ -30,6 +30,9 @@ def _check_inputs(x: object, model: nn.Module, input_size: int) -> None:
     if 0 in x.shape:
         raise ValueError(f"x must hold at least one sequence of at least one step (B, T >= 1), got {tuple(x.shape)}")
     check_dtype_of("x", x, model, "model")
+    if not bool(torch.isfinite(x).all()):  # else it surfaces steps later as a "bad key strength"
+        bad = (~torch.isfinite(x)).nonzero()[0].tolist()
+        raise ValueError(f"x must be finite, got NaN or infinite values (the first at batch {bad[0]}, step {bad[1]})")
 
 
 def _oneplus(x: torch.Tensor) -> torch.Tensor:

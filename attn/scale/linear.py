@@ -286,7 +286,7 @@ def _features(query: torch.Tensor, key: torch.Tensor, feature_map: FeatureMap) -
     if phi_q.shape[-1] != phi_k.shape[-1]:
         raise ValueError(f"feature_map gave query and key different widths: {shape_of(phi_q)} and {shape_of(phi_k)}")
     for name, phi in (("query", phi_q), ("key", phi_k)):  # eq. 6 divides by φ(q)·Σφ(k): it must be a positive sum
-        if phi.numel() and not bool((phi >= 0).all()):  # also catches NaN
+        if phi.numel() and not phi.is_meta and not bool((phi >= 0).all()):  # also catches NaN (meta: no values)
             low = phi.min().item()  # NaN if there is one
             raise ValueError(
                 f"feature_map must give features >= 0 (the normalised forms divide by φ(q)·Σφ(k)); it gave {low:.3g} "

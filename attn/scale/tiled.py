@@ -332,7 +332,8 @@ def tiled_attention(
     if mask is not None and mask.dim() < 2:
         mask = mask.view(*(1,) * (2 - mask.dim()), *mask.shape)  # (1, Tk) or (1, 1)
     out, row_max, row_sum = _TiledAttention.apply(q, k, v, mask, scale, bq, bk, causal, window)
-    if not bool(torch.isfinite(row_max).logical_or(row_max == _NEG_INF).all()) or bool(row_sum.isnan().any()):
+    overflowed = ~(torch.isfinite(row_max) | (row_max == _NEG_INF)) | row_sum.isnan()  # (..., Tq)
+    if not out.is_meta and bool(overflowed.any()):
         raise _overflow_error(query, key)  # as scaled_dot_product_attention: an overflowed or NaN score
     return out.to(dtype), OnlineSoftmaxState(row_max, row_sum)
 

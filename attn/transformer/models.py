@@ -225,6 +225,8 @@ class Transformer(nn.Module):
     def check_decoding(self, source: torch.Tensor, bos: int, eos: int, max_len: int | None) -> int:
         """The arguments of a decoder (:meth:`greedy_decode`, beam search), checked: ``max_len`` or its default."""
         check_tokens("source", source, self.config.source_vocab)
+        if source.shape[0] == 0:
+            raise ValueError(f"source must hold at least one sentence, got shape {tuple(source.shape)}")
         max_len = check_positive_int("max_len", self.config.max_len if max_len is None else max_len)
         if max_len > self.config.max_len and self.config.positions != "none":
             raise ValueError(

@@ -74,15 +74,16 @@ def beam_search(
     was_training = model.training
     model.eval()  # no dropout: decoding is deterministic
     B, V, pad, device = source.shape[0], model.config.target_vocab, model.config.pad, source.device
+    dtype = next(model.parameters()).dtype  # the scores' dtype: a float64 model keeps float64 log-probabilities
     n = min(2 * k, k * V)  # candidates looked at: at most k of them end (one per hypothesis), k others go on
     memory, _ = model.encode(source, need_weights=False)  # (B, S, d_model)
     memory = memory.repeat_interleave(k, dim=0)  # (B k, S, d_model): each sentence once per hypothesis
     sources = source.repeat_interleave(k, dim=0)  # (B k, S)
     tokens = torch.full((B, k, 1), bos, dtype=torch.long, device=device)  # (B, k, t): the live hypotheses
-    log_prob = torch.full((B, k), -math.inf, device=device)
+    log_prob = torch.full((B, k), -math.inf, device=device, dtype=dtype)
     log_prob[:, 0] = 0.0  # (B, k): one hypothesis to start from, the empty one
     ended = torch.full((B, k, max_len), pad, dtype=torch.long, device=device)  # (B, k, max_len), then:
-    ended_log_prob = torch.full((B, k), -math.inf, device=device)  # (B, k)
+    ended_log_prob = torch.full((B, k), -math.inf, device=device, dtype=dtype)  # (B, k)
     ended_length = torch.zeros(B, k, dtype=torch.long, device=device)  # (B, k): words, <eos> included
     count = torch.zeros(B, dtype=torch.long, device=device)  # (B,): how many have ended
     rows, rank = torch.arange(B, device=device)[:, None], torch.arange(n, device=device)  # (B, 1), (n,)
@@ -175,6 +176,9 @@ def sample_sentences(
     ends at ``<eos>`` or after ``max_words`` tokens, and shows every token drawn (a special one by its name).
     ``cache=True`` writes with a key/value cache (:meth:`~attn.transformer.LanguageModel.generate`)."""
     n = check_positive_int("n", n)
+    if not isinstance(vocab, Vocab) or len(vocab) != model.config.vocab_size:
+        got = f"{len(vocab)} tokens" if isinstance(vocab, Vocab) else type(vocab).__name__
+        raise ValueError(f"vocab must be the model's vocabulary of {model.config.vocab_size} tokens, got {got}")
     prompt = torch.full((n, 1), vocab.bos, dtype=torch.long, device=next(model.parameters()).device)  # (n, 1)
     steps = min(check_positive_int("max_words", max_words), model.config.max_len)
     g = torch.Generator().manual_seed(seed)

@@ -31,6 +31,8 @@ def glimpse(images: torch.Tensor, locations: torch.Tensor, size: int, scales: in
     size, scales = check_positive_int("size", size), check_positive_int("scales", scales)
     widest = size * 2 ** (scales - 1)  # pixels on a side of the coarsest crop, read before averaging
     check_size(f"a glimpse of {scales} scales from {size} pixels", B * C * widest * widest)
+    if B == 0:  # no image: no glimpse (torch's sampler refuses an empty grid)
+        return images.new_zeros(0, scales, C, size, size)
     crops = []
     for k in range(scales):
         width = size * 2**k  # pixels on a side at this scale

@@ -160,6 +160,9 @@ def ram_loss(output: RAMOutput, answer: torch.Tensor) -> torch.Tensor:
     if not isinstance(answer, torch.Tensor) or answer.shape != (B,) or answer.dtype != torch.int64:
         got = f"{answer.dtype} {shape_of(answer)}" if isinstance(answer, torch.Tensor) else type(answer).__name__
         raise ValueError(f"answer must be ({B},) int64 class ids, got {got}")
+    classes = output.logits.shape[-1]
+    if B and (int(answer.min()) < 0 or int(answer.max()) >= classes):
+        raise ValueError(f"answer must hold class ids in [0, {classes - 1}], got {answer.min()} to {answer.max()}")
     reward = (output.logits.argmax(-1) == answer).to(output.logits.dtype)  # (B,)
     baseline_error = F.mse_loss(output.baselines, reward[:, None].expand_as(output.baselines))
     return (

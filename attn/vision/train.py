@@ -42,6 +42,7 @@ def scene_loss(model: nn.Module, scenes: Scenes) -> torch.Tensor:
 @torch.no_grad()
 def accuracy(model: nn.Module, scenes: Scenes, batch_size: int = 500) -> float:
     """The share of ``scenes`` answered right (eval mode: the hard model looks at its policy's most likely place)."""
+    check_positive_int("batch_size", batch_size)
     training = model.training
     model.eval()
     right = 0

@@ -12,9 +12,10 @@ from attn.viz.viewer import AttentionView, attention_viewer
 __all__ = ["attribution_viewer"]
 
 
-def _rows(maps: Mapping[str, torch.Tensor], truth: torch.Tensor, b: int, n: int) -> torch.Tensor:
-    """Example ``b``'s first ``n`` inputs: the truth, then each map's positive part scaled to a maximum of 1."""
-    rows = [truth[b, :n].float()] + [m[b, :n].detach().float().clamp_min(0) for m in maps.values()]
+def _rows(maps: Mapping[str, torch.Tensor], truth: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+    """One example's real inputs (``real (N,)`` bool, wherever they are): the truth, then each map's positive part
+    scaled to a maximum of 1."""
+    rows = [truth[real].float()] + [m[real].detach().float().clamp_min(0) for m in maps.values()]
     return torch.stack([r / r.max().clamp_min(torch.finfo(r.dtype).tiny) for r in rows])  # (1 + maps, n)
 
 
@@ -37,6 +38,8 @@ def attribution_viewer(
     for name, m in [("truth", truth), *maps.items()]:
         if not isinstance(m, torch.Tensor) or m.shape != (B, N):
             raise ValueError(f"map {name!r} must be (B, N) = ({B}, {N}) like valid, got {describe(m)}")
+        if m.is_floating_point() and not bool(torch.isfinite(m.detach()[valid]).all()):
+            raise ValueError(f"map {name!r} must be finite at the real inputs, got NaN or infinite values")
     if not 0 < len(tokens) <= B or len(examples) != len(tokens):
         raise ValueError(
             f"tokens and examples must list the same number of examples (1 to B = {B}), "
@@ -47,7 +50,7 @@ def attribution_viewer(
         n = int(valid[b].sum())
         if len(words) != n:
             raise ValueError(f"tokens[{b}] has {len(words)} labels but example {b} has {n} real inputs")
-        shown.append(_rows(maps, truth, b, n))
+        shown.append(_rows({k: m[b] for k, m in maps.items()}, truth[b], valid[b]))
     names = ["truth", *maps]
     return attention_viewer(
         shown,

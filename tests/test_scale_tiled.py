@@ -310,19 +310,19 @@ def test_property_index_mask_equals_the_same_mask_given_as_a_tensor(problem):
 
 
 def count_tiles(fn):
-    """The calls of online_softmax_update (one per tile computed) while ``fn`` runs."""
+    """The calls of the online softmax's kernel (one per tile computed) while ``fn`` runs."""
     calls = []
-    real = tiled_module.online_softmax_update
+    real = tiled_module._online_softmax_update
 
     def counting(*args):
         calls.append(args[3].shape[-2:])
         return real(*args)
 
-    tiled_module.online_softmax_update = counting
+    tiled_module._online_softmax_update = counting
     try:
         fn()
     finally:
-        tiled_module.online_softmax_update = real
+        tiled_module._online_softmax_update = real
     return len(calls)
 
 
@@ -416,6 +416,23 @@ def test_update_keeps_rows_with_only_masked_scores_empty():
     m2, ell2, O2 = online_softmax_update(torch.tensor([-inf]), torch.zeros(1), torch.zeros(1, 2),
                                          torch.full((1, 3), -inf), torch.ones(3, 2))  # fmt: skip
     assert m2.item() == -inf and ell2.item() == 0 and torch.equal(O2, torch.zeros(1, 2))
+
+
+def test_update_refuses_what_it_cannot_use_as_the_trace_does():
+    """A score of +inf or NaN made NaN here while online_softmax_trace refused it; shapes are named."""
+    inf = float("inf")
+    m, ell, O, V = torch.tensor([-inf]), torch.zeros(1), torch.zeros(1, 2), torch.ones(3, 2)
+    for bad in (torch.tensor([[0.0, inf, 1.0]]), torch.tensor([[0.0, float("nan"), 1.0]])):
+        with pytest.raises(ValueError, match=r"scores_tile must be finite or -inf \(masked\)"):
+            online_softmax_update(m, ell, O, bad, V)
+        with pytest.raises(ValueError, match=r"scores must be finite or -inf"):
+            online_softmax_trace(bad[0], 2)
+    with pytest.raises(ValueError, match=r"value_tile must be \(3, 2\) for scores_tile \(1, 3\)"):
+        online_softmax_update(m, ell, O, torch.zeros(1, 3), torch.ones(2, 2))
+    with pytest.raises(ValueError, match="state_sum must be finite and >= 0"):
+        online_softmax_update(torch.zeros(1), -torch.ones(1), O, torch.zeros(1, 3), V)
+    with pytest.raises(ValueError, match="state_max must be a torch.Tensor"):
+        online_softmax_update(None, ell, O, torch.zeros(1, 3), V)
 
 
 @given(st.lists(st.floats(-30, 30), min_size=1, max_size=20), st.integers(1, 8))

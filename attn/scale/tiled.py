@@ -87,9 +87,48 @@ def online_softmax_update(
     state_max m and state_sum ℓ ``(..., Tq)``, state_out O ``(..., Tq, d_v)`` (unnormalised, as in
     FlashAttention-2: the output is ``O / ℓ`` after the last tile; FlashAttention's Alg. 1 line 12 divides by ℓ'
     at every step instead), scores_tile S ``(..., Tq, n)`` (``-inf`` = masked), value_tile V ``(..., n, d_v)``.
-    Rows that have seen only ``-inf`` keep m = -inf, ℓ = 0, O = 0 (no NaN). The kernel inside the tile loop:
-    its arguments are not checked (:func:`tiled_attention` checks them once).
+    Rows that have seen only ``-inf`` keep m = -inf, ℓ = 0, O = 0 (no NaN). Checks its arguments, then runs the
+    kernel :func:`_online_softmax_update` (which the tile loop calls directly: :func:`tiled_attention` checks its
+    own arguments once).
     """
+    _check_update(state_max, state_sum, state_out, scores_tile, value_tile)
+    return _online_softmax_update(state_max, state_sum, state_out, scores_tile, value_tile)
+
+
+def _check_update(
+    state_max: object, state_sum: object, state_out: object, scores_tile: object, value_tile: object
+) -> None:
+    """The shapes :func:`online_softmax_update` documents, and values it can use: scores finite or -inf (masked),
+    m finite or -inf, ℓ finite and >= 0."""
+    for name, x, dims in (("state_max", state_max, 1), ("state_sum", state_sum, 1), ("state_out", state_out, 2),
+                          ("scores_tile", scores_tile, 2), ("value_tile", value_tile, 2)):  # fmt: skip
+        require_tensor(name, x, dims)
+    lead, Tq, n = scores_tile.shape[:-2], scores_tile.shape[-2], scores_tile.shape[-1]
+    want = {"state_max": (*lead, Tq), "state_sum": (*lead, Tq), "state_out": (*lead, Tq, value_tile.shape[-1]),
+            "value_tile": (*lead, n, value_tile.shape[-1])}  # fmt: skip
+    for name, x in (("state_max", state_max), ("state_sum", state_sum), ("state_out", state_out),
+                    ("value_tile", value_tile)):  # fmt: skip
+        if tuple(x.shape) != want[name]:
+            raise ValueError(
+                f"{name} must be {want[name]} for scores_tile {shape_of(scores_tile)} (..., Tq, n), got {shape_of(x)}"
+            )
+    for name, x in (("scores_tile", scores_tile), ("state_max", state_max)):
+        if bool((torch.isposinf(x) | torch.isnan(x)).any()):
+            raise ValueError(f"{name} must be finite or -inf (masked), got +inf or NaN (shape {shape_of(x)})")
+    if not bool(((state_sum >= 0) & torch.isfinite(state_sum)).all()):
+        raise ValueError(f"state_sum must be finite and >= 0 (a running sum of exponentials), got {state_sum.tolist()}")
+
+
+def _online_softmax_update(
+    state_max: torch.Tensor,
+    state_sum: torch.Tensor,
+    state_out: torch.Tensor,
+    scores_tile: torch.Tensor,
+    value_tile: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The kernel of :func:`online_softmax_update` (its arguments unchecked): ``m' = max(m, rowmax(S))``,
+    ``ℓ' = e^{m - m'} ℓ + rowsum(e^{S - m'})``, ``O' = e^{m - m'} O + e^{S - m'} V``."""
+
     new_max = torch.maximum(state_max, scores_tile.amax(dim=-1))  # (..., Tq)
     shift = _safe_max(new_max)  # m', with 0 where it is -inf (..., Tq)
     rescale = torch.exp(state_max - shift)  # e^{m - m'} (..., Tq)
@@ -212,7 +251,7 @@ def _forward(
             cols = slice(j, j1)
             mask_ij = _both(_tile_mask(mask, rows, cols), _index_mask(i, i1, j, j1, causal, window, q.device, cache))
             S = _scores_tile(q_i, k[..., cols, :], mask_ij)  # (..., block_q, block_k)
-            m, ell, O = online_softmax_update(m, ell, O, S, v[..., cols, :])
+            m, ell, O = _online_softmax_update(m, ell, O, S, v[..., cols, :])
         out[..., rows, :] = O / ell.masked_fill(ell == 0, 1.0).unsqueeze(-1)  # O / ℓ; empty rows stay 0
         row_max[..., rows], row_sum[..., rows] = m, ell
     return out, row_max, row_sum
@@ -352,7 +391,7 @@ def tile_work(
     """The work of one head of :func:`tiled_attention` with these sizes and ``causal`` / ``window`` (the same
     loops, without the arithmetic). Returns
 
-    - ``tiles``: the ``(block_q, block_k)`` tiles computed (each one call of :func:`online_softmax_update` in
+    - ``tiles``: the ``(block_q, block_k)`` tiles computed (each one call of :func:`_online_softmax_update` in
       the forward pass; the backward pass computes the same tiles), ``all_tiles`` = ``⌈Tq / block_q⌉ ⌈Tk /
       block_k⌉``, the tiles without skipping;
     - ``scores``: the score entries in the computed tiles (``tiles · block_q · block_k`` where the blocks divide
@@ -408,7 +447,7 @@ def online_softmax_trace(scores: torch.Tensor, block: int) -> list[TraceStep]:
     steps = []
     for start in range(0, scores.shape[0], block):
         stop = min(start + block, scores.shape[0])
-        m, ell, _ = online_softmax_update(m, ell, no_out, scores[start:stop], scores.new_zeros(stop - start, 0))
+        m, ell, _ = _online_softmax_update(m, ell, no_out, scores[start:stop], scores.new_zeros(stop - start, 0))
         weights = (scores[:stop] - _safe_max(m)).exp() / (ell if ell > 0 else 1.0)  # (stop,)
         steps.append(TraceStep(start, stop, float(m), float(ell), weights))
     return steps

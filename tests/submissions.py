@@ -13,6 +13,12 @@ SHORTCUTS = {
         "from attn import softmax as sm\ndef stable_softmax(x, temperature=1.0):\n"
         "    return sm(x, temperature=temperature)",
         "def stable_softmax(x, temperature=1.0):\n    return (x / temperature).log_softmax(-1).exp()",
+        # kept where a reader of containers does not look: a weak-value dict, a list nested 30 deep
+        "import weakref\n_kept = weakref.WeakValueDictionary({'f': attn.softmax})\n"
+        "def stable_softmax(x, temperature=1.0):\n    return _kept['f'](x, temperature=temperature)",
+        "_box = [attn.softmax]\nfor _ in range(30):\n    _box = [_box]\n"
+        "def stable_softmax(x, temperature=1.0):\n    f = _box\n    while isinstance(f, list):\n        f = f[0]\n"
+        "    return f(x, temperature=temperature)",
     ],
     "ex2-cosine-lookup": [
         "from attn import scaled_dot_product_attention as sdpa\n"
@@ -48,42 +54,180 @@ SHORTCUTS = {
         "    alpha = alpha * torch.exp(-((s - p) ** 2) / (2 * (D / 2) ** 2))\n"
         "    alpha = alpha / alpha.sum()\n    return alpha @ H, alpha",
     ],
+    # chapter 2, Exercise 3 (1 point): the alignment error rate of the links weights >= threshold. Near misses: one
+    # link per row, the largest (Luong et al.'s hard alignment); the words without a source position left out (their
+    # links count against A); a strict threshold (a weight equal to it is a link); P = `possible` only (P holds S)
+    "ex3-hard-alignment": [
+        "def alignment_error_rate(weights, sure, possible, threshold):\n"
+        "    links = {(t, int(row.argmax())) for t, row in enumerate(weights)}\n"
+        "    gold = {(t, s) for t, s in enumerate(sure) if s is not None}\n"
+        "    hits = len(links & gold) + len(links & (gold | set(possible)))\n"
+        "    return 1 - hits / (len(links) + len(gold))",
+        "def alignment_error_rate(weights, sure, possible, threshold):\n"
+        "    links = {(t, s) for t, s in (weights >= threshold).nonzero().tolist() if sure[t] is not None}\n"
+        "    gold = {(t, s) for t, s in enumerate(sure) if s is not None}\n"
+        "    hits = len(links & gold) + len(links & (gold | set(possible)))\n"
+        "    return 1 - hits / (len(links) + len(gold))",
+        "def alignment_error_rate(weights, sure, possible, threshold):\n"
+        "    links = {(t, s) for t, s in (weights > threshold).nonzero().tolist()}\n"
+        "    gold = {(t, s) for t, s in enumerate(sure) if s is not None}\n"
+        "    hits = len(links & gold) + len(links & (gold | set(possible)))\n"
+        "    return 1 - hits / (len(links) + len(gold))",
+        "def alignment_error_rate(weights, sure, possible, threshold):\n"
+        "    links = {(t, s) for t, s in (weights >= threshold).nonzero().tolist()}\n"
+        "    gold = {(t, s) for t, s in enumerate(sure) if s is not None}\n"
+        "    hits = len(links & gold) + len(links & set(possible))\n"
+        "    return 1 - hits / (len(links) + len(gold))",
+    ],
+    # chapter 3, Exercise 1 (2 points): sentence vectors with the paper's printed position encoding. The book's
+    # position_encoding (forbidden) gives each word's place j/J; near misses: J the padded width; j and k from 0;
+    # padding left to row 0 of the table; half the book's centred form; 0/0 for a sentence of padding only
     "ex1-sentence-vectors": [
-        "def sentence_vectors(model, words):\n    return model.encode(0, words)",
-        # encode's body; sorted words make the bag of words' sums bit-equal, as the check asks
-        "def sentence_vectors(model, words):\n    if model.config.encoding == 'bow':\n"
-        "        words = words.sort(-1).values\n    return model.encode_tables(range(1), words)[..., 0, :]",
+        # library: the book's position_encoding with d = 2 gives each word's place b_j = j/J - (J+1)/(2J)
+        "from attn.memn2n import position_encoding as pe\n"
+        "def printed_sentence_vectors(weight, words):\n"
+        "    n = (words != 0).sum(-1)\n    J = n.clamp_min(1)[..., None].float()\n"
+        "    x = (pe(n, words.shape[-1], 2)[..., 1] - 1 + (J + 1) / (2 * J))[..., None]\n"
+        "    k = torch.arange(1, weight.shape[1] + 1) / weight.shape[1]\n"
+        "    return (((1 - x) - k * (1 - 2 * x)) * (words != 0)[..., None] * weight[words]).sum(-2)",
+        "def printed_sentence_vectors(weight, words):\n    J = words.shape[-1]\n"
+        "    j = torch.arange(1, J + 1)[:, None]\n    k = torch.arange(1, weight.shape[1] + 1) / weight.shape[1]\n"
+        "    l_ = (1 - j / J) - k * (1 - 2 * j / J)\n"
+        "    return (l_ * (words != 0)[..., None] * weight[words]).sum(-2)",
+        "def printed_sentence_vectors(weight, words):\n"
+        "    J = (words != 0).sum(-1, keepdim=True).clamp_min(1)[..., None]\n"
+        "    j = torch.arange(words.shape[-1])[:, None]\n    k = torch.arange(weight.shape[1]) / weight.shape[1]\n"
+        "    l_ = (1 - j / J) - k * (1 - 2 * j / J)\n"
+        "    return (l_ * (words != 0)[..., None] * weight[words]).sum(-2)",
+        "def printed_sentence_vectors(weight, words):\n"
+        "    J = (words != 0).sum(-1, keepdim=True).clamp_min(1)[..., None]\n"
+        "    j = torch.arange(1, words.shape[-1] + 1)[:, None]\n"
+        "    k = torch.arange(1, weight.shape[1] + 1) / weight.shape[1]\n"
+        "    return (((1 - j / J) - k * (1 - 2 * j / J)) * weight[words]).sum(-2)",
+        "def printed_sentence_vectors(weight, words):\n"
+        "    J = (words != 0).sum(-1, keepdim=True).clamp_min(1)[..., None]\n"
+        "    j = torch.arange(1, words.shape[-1] + 1)[:, None]\n    d = weight.shape[1]\n"
+        "    k = torch.arange(1, d + 1)\n"
+        "    l_ = (1 + 4 * (k - (d + 1) / 2) * (j - (J + 1) / 2) / (d * J)) / 2\n"
+        "    return (l_ * (words != 0)[..., None] * weight[words]).sum(-2)",
+        "def printed_sentence_vectors(weight, words):\n"
+        "    J = (words != 0).sum(-1, keepdim=True)[..., None]\n"
+        "    j = torch.arange(1, words.shape[-1] + 1)[:, None]\n"
+        "    k = torch.arange(1, weight.shape[1] + 1) / weight.shape[1]\n"
+        "    l_ = (1 - j / J) - k * (1 - 2 * j / J)\n"
+        "    return (l_ * (words != 0)[..., None] * weight[words]).sum(-2)",
     ],
-    # chapter 3, Exercise 3 (1 point): a hop hits when its largest weight is on any supporting slot (N, S), -1 =
-    # padding. Near misses: the first supporting slot only (the chapter's chain, supporting[:, 0]); the padding
-    # clamped to slot 0 (as a gather needs it); the padding used as an index (-1 marks the last slot); the fraction
-    # taken over the questions with a supporting slot only (a row of padding is a miss, and still counts)
-    "ex3-support-hits": [
-        "def support_hits(hop_attention, supporting):\n"
-        "    return (hop_attention.argmax(-1) == supporting[:, 0][:, None]).float().mean(0)",
-        "def support_hits(hop_attention, supporting):\n    slots = supporting.clamp_min(0)\n"
-        "    return (hop_attention.argmax(-1)[:, :, None] == slots[:, None, :]).any(-1).float().mean(0)",
-        "def support_hits(hop_attention, supporting):\n    N, K, M = hop_attention.shape\n"
-        "    mask = torch.zeros(N, M, dtype=torch.bool)\n"
-        "    mask[torch.arange(N)[:, None], supporting] = True\n"
-        "    return mask.gather(1, hop_attention.argmax(-1)).float().mean(0)",
-        "def support_hits(hop_attention, supporting):\n"
-        "    hit = (hop_attention.argmax(-1)[:, :, None] == supporting[:, None, :]).any(-1)\n"
-        "    return hit.float().sum(0) / (supporting >= 0).any(-1).sum()",
+    # chapter 3, Exercise 3 (1 point): a hop's weights when the empty slots of a memory_size memory take part in
+    # the softmax, scoring 0. Near misses: no shift (e^1000 overflows); the shift by the largest real score only
+    # (e^999 for the empty slots); memory_size - M empty slots (the padded ones forgotten); the chapter's read (no
+    # empty slot); the empty slots left unshifted; the shift clamped at 0 in a full memory (0/0)
+    "ex3-empty-slots": [
+        "def weights_with_empty(scores, lengths, memory_size):\n"
+        "    real = torch.arange(scores.shape[1]) < lengths[:, None]\n"
+        "    e = scores.exp() * real\n    empty = (memory_size - lengths[:, None]).to(e.dtype)\n"
+        "    total = e.sum(-1, keepdim=True) + empty\n    return e / total, (empty / total)[:, 0]",
+        "def weights_with_empty(scores, lengths, memory_size):\n"
+        "    real = torch.arange(scores.shape[1]) < lengths[:, None]\n"
+        "    s = scores.masked_fill(~real, float('-inf'))\n    top = s.amax(-1, keepdim=True)\n"
+        "    e = (s - top).exp()\n    empty = (memory_size - lengths[:, None]) * (-top).exp()\n"
+        "    total = e.sum(-1, keepdim=True) + empty\n    return e / total, (empty / total)[:, 0]",
+        "def weights_with_empty(scores, lengths, memory_size):\n"
+        "    real = torch.arange(scores.shape[1]) < lengths[:, None]\n"
+        "    s = scores.masked_fill(~real, float('-inf'))\n    top = s.amax(-1, keepdim=True).clamp_min(0.0)\n"
+        "    e = (s - top).exp()\n    empty = (memory_size - scores.shape[1]) * (-top).exp()\n"
+        "    total = e.sum(-1, keepdim=True) + empty\n    return e / total, (empty / total)[:, 0]",
+        "def weights_with_empty(scores, lengths, memory_size):\n"
+        "    real = torch.arange(scores.shape[1]) < lengths[:, None]\n"
+        "    p = torch.softmax(scores.masked_fill(~real, float('-inf')), -1)\n"
+        "    return p, torch.zeros(len(scores), dtype=scores.dtype)",
+        "def weights_with_empty(scores, lengths, memory_size):\n"
+        "    real = torch.arange(scores.shape[1]) < lengths[:, None]\n"
+        "    s = scores.masked_fill(~real, float('-inf'))\n    top = s.amax(-1, keepdim=True).clamp_min(0.0)\n"
+        "    e = (s - top).exp()\n    empty = (memory_size - lengths[:, None]).to(e.dtype)\n"
+        "    total = e.sum(-1, keepdim=True) + empty\n    return e / total, (empty / total)[:, 0]",
+        "def weights_with_empty(scores, lengths, memory_size):\n"
+        "    real = torch.arange(scores.shape[1]) < lengths[:, None]\n"
+        "    s = scores.masked_fill(~real, float('-inf'))\n    top = s.amax(-1, keepdim=True).clamp_min(0.0)\n"
+        "    e = (s - top).exp()\n    empty = (memory_size - lengths[:, None]) * (-top).exp()\n"
+        "    total = e.sum(-1, keepdim=True) + empty\n    return e / total, (empty / total)[:, 0]",
     ],
-    "ex2-key-value-hops": [
-        # near misses: MemN2N's layer-wise update R q + o (no map on what was read), and R on the read only
-        "def key_value_hops(q, keys, values, R):\n    ps = []\n    for R_k in R:\n"
-        "        p = torch.softmax(keys @ q, 0)\n        q = R_k @ q + p @ values\n        ps.append(p)\n"
-        "    return q, torch.stack(ps)",
-        "def key_value_hops(q, keys, values, R):\n    ps = []\n    for R_k in R:\n"
-        "        p = torch.softmax(keys @ q, 0)\n        q = q + R_k @ (p @ values)\n        ps.append(p)\n"
-        "    return q, torch.stack(ps)",
+    # chapter 3, Exercise 2 (2 points): a state u whose hop reads the weights p, or None (least squares on
+    # [M 1] [u; c] = log p). Near misses: no constant c (the scores must equal log p exactly); p for log p; every
+    # slot, padded ones included (log 0); the least-squares u returned even out of reach; a weight of 0 not seen
+    # (log 0 = -inf, and NaN compares false); the transpose for the pseudo-inverse
+    "ex2-question-for": [
+        "def question_for(m, mask, p):\n    real, want = m[mask], p[mask]\n"
+        "    if not bool((want > 0).all()):\n        return None\n"
+        "    u = torch.linalg.pinv(real) @ want.log()\n"
+        "    return None if (real @ u - want.log()).abs().max() > 1e-3 else u",
+        "def question_for(m, mask, p):\n    real, want = m[mask], p[mask]\n"
+        "    if not bool((want > 0).all()):\n        return None\n"
+        "    A = torch.cat([real, torch.ones(len(real), 1, dtype=m.dtype)], 1)\n"
+        "    best = torch.linalg.pinv(A) @ want\n"
+        "    return None if (A @ best - want).abs().max() > 1e-3 else best[:-1]",
+        "def question_for(m, mask, p):\n"
+        "    A = torch.cat([m, torch.ones(len(m), 1, dtype=m.dtype)], 1)\n"
+        "    best = torch.linalg.pinv(A) @ p.log()\n"
+        "    return None if (A @ best - p.log()).abs().max() > 1e-3 else best[:-1]",
+        "def question_for(m, mask, p):\n    real, want = m[mask], p[mask]\n"
+        "    if not bool((want > 0).all()):\n        return None\n"
+        "    A = torch.cat([real, torch.ones(len(real), 1, dtype=m.dtype)], 1)\n"
+        "    return (torch.linalg.pinv(A) @ want.log())[:-1]",
+        "def question_for(m, mask, p):\n    real, want = m[mask], p[mask]\n"
+        "    A = torch.cat([real, torch.ones(len(real), 1, dtype=m.dtype)], 1)\n"
+        "    best = torch.linalg.pinv(A) @ want.log()\n"
+        "    return None if (A @ best - want.log()).abs().max() > 1e-3 else best[:-1]",
+        "def question_for(m, mask, p):\n    real, want = m[mask], p[mask]\n"
+        "    if not bool((want > 0).all()):\n        return None\n"
+        "    A = torch.cat([real, torch.ones(len(real), 1, dtype=m.dtype)], 1)\n"
+        "    best = A.T @ want.log()\n"
+        "    return None if (A @ best - want.log()).abs().max() > 1e-3 else best[:-1]",
     ],
+    # chapter 4, Exercise 1 (2 points): the smallest gamma >= 1 whose sharpening puts `peak` on the largest row. The
+    # library's sharpen inside a bisection; near misses: the plain powers w**gamma (0/0 once they underflow, at the
+    # gamma near 900 the check asks for); the gamma where the peak equals `peak`, below 1 when w already has it; no
+    # tie rule (a tie caps the peak at 1/k: the doubling stops at a cap, finite); every tie called unreachable
+    # (0.45 < 1/2 is reachable); the doubled bound without bisection
     "ex1-sharpen": [
-        "from attn.memory import sharpen as s_\ndef my_sharpen(w, gamma):\n    return s_(w, gamma)",
-        # a near miss: the plain powers, NaN once w**gamma underflows (the exercise asks for a large gamma)
-        "def my_sharpen(w, gamma):\n    p = w**gamma\n    return p / p.sum(-1, keepdim=True)",
+        "from attn.memory import sharpen as s_\ndef gamma_for_peak(w, peak):\n"
+        "    top = lambda g: float(s_(w.double(), g).max())\n"
+        "    if top(1.0) >= peak:\n        return 1.0\n"
+        "    if peak * int((w == w.max()).sum()) >= 1:\n        return float('inf')\n"
+        "    lo, hi = 1.0, 2.0\n    while top(hi) < peak:\n        lo, hi = hi, 2 * hi\n"
+        "    for _ in range(100):\n        m = (lo + hi) / 2\n        lo, hi = (lo, m) if top(m) >= peak else (m, hi)\n"
+        "    return hi",
+        "def gamma_for_peak(w, peak):\n    w = w.double()\n"
+        "    top = lambda g: float((w**g / (w**g).sum()).max())\n"
+        "    if top(1.0) >= peak:\n        return 1.0\n"
+        "    if peak * int((w == w.max()).sum()) >= 1:\n        return float('inf')\n"
+        "    lo, hi = 1.0, 2.0\n    while not top(hi) >= peak and hi < 2**40:\n        lo, hi = hi, 2 * hi\n"
+        "    for _ in range(100):\n        m = (lo + hi) / 2\n        lo, hi = (lo, m) if top(m) >= peak else (m, hi)\n"
+        "    return hi",
+        "def gamma_for_peak(w, peak):\n    r = w.double() / w.max()\n"
+        "    top = lambda g: 1 / float((r**g).sum())\n"
+        "    if peak * int((r == 1).sum()) >= 1 and top(1.0) < peak:\n        return float('inf')\n"
+        "    lo, hi = 0.0, 2.0\n    while top(hi) < peak:\n        lo, hi = hi, 2 * hi\n"
+        "    for _ in range(100):\n        m = (lo + hi) / 2\n        lo, hi = (lo, m) if top(m) >= peak else (m, hi)\n"
+        "    return hi",
+        "def gamma_for_peak(w, peak):\n    r = w.double() / w.max()\n"
+        "    top = lambda g: 1 / float((r**g).sum())\n"
+        "    if top(1.0) >= peak:\n        return 1.0\n"
+        "    lo, hi = 1.0, 2.0\n    while top(hi) < peak and hi < 2**30:\n        lo, hi = hi, 2 * hi\n"
+        "    for _ in range(100):\n        m = (lo + hi) / 2\n        lo, hi = (lo, m) if top(m) >= peak else (m, hi)\n"
+        "    return hi",
+        "def gamma_for_peak(w, peak):\n    r = w.double() / w.max()\n"
+        "    top = lambda g: 1 / float((r**g).sum())\n"
+        "    if top(1.0) >= peak:\n        return 1.0\n"
+        "    if int((r == 1).sum()) > 1:\n        return float('inf')\n"
+        "    lo, hi = 1.0, 2.0\n    while top(hi) < peak:\n        lo, hi = hi, 2 * hi\n"
+        "    for _ in range(100):\n        m = (lo + hi) / 2\n        lo, hi = (lo, m) if top(m) >= peak else (m, hi)\n"
+        "    return hi",
+        "def gamma_for_peak(w, peak):\n    r = w.double() / w.max()\n"
+        "    top = lambda g: 1 / float((r**g).sum())\n"
+        "    if top(1.0) >= peak:\n        return 1.0\n"
+        "    if peak * int((r == 1).sum()) >= 1:\n        return float('inf')\n"
+        "    hi = 2.0\n    while top(hi) < peak:\n        hi *= 2\n"
+        "    return hi",
     ],
     "ex2-allocation": ["from attn.memory import allocation as a\ndef my_allocation(u, f=a):\n    return f(u)"],
     "ex1-self-attention": [
@@ -184,15 +328,55 @@ SHORTCUTS = {
         "def walk_focus(gamma, steps=10, n=1000, N=32, blur=0.4, seed=0):\n"
         "    return (1 - blur / 2) ** steps if gamma == 1 else min(1.0, 0.3 * gamma)",
     ],
-    "ex4-cross-ablation": [
-        # a constant
-        "def exact_match_without_cross(model, pairs, layers=()):\n    return 1.0",
-        # the library's evaluation, with nothing switched off
-        "def exact_match_without_cross(model, pairs, layers=()):\n"
-        "    return evaluate_transformer(model, pairs, corpus).exact_match",
-        # the chapter's numbers by heart
-        "def exact_match_without_cross(model, pairs, layers=()):\n"
-        "    return {(): 0.98, (0,): 0.75, (1,): 0.2}.get(tuple(layers), 0.0)",
+    # chapter 8, Exercise 4 (2 points): log p(greedy translation | x) and log p(reference | x), to sort greedy's
+    # mistakes into search and model errors
+    "ex4-search-errors": [
+        # constants: greedy always likelier, by a made-up margin
+        "def greedy_and_reference_log_probs(model, pairs):\n"
+        "    return torch.full((len(pairs),), -1.0), torch.full((len(pairs),), -2.0)",
+        # the library: a beam of 1 is greedy decoding with its log-probability, a beam of 4 stands in for the
+        # reference
+        "from attn.transformer.translate import beam_search as search\n"
+        "def greedy_and_reference_log_probs(model, pairs):\n"
+        "    v = corpus.target_vocab\n    src = encode_batch(pairs, corpus.source_vocab, v).source\n"
+        "    with torch.no_grad():\n"
+        "        return (search(model, src, v.bos, v.eos, beam=1).log_prob,\n"
+        "                search(model, src, v.bos, v.eos, beam=4).log_prob)",
+        # near misses. Without the <eos> term
+        "def greedy_and_reference_log_probs(model, pairs):\n"
+        "    v = corpus.target_vocab\n    b = encode_batch(pairs, corpus.source_vocab, v)\n"
+        "    def score(y):\n"
+        "        x = torch.cat([torch.full_like(y[:, :1], v.bos), y[:, :-1]], 1)\n"
+        "        lp = model(b.source, x).logits.log_softmax(-1).gather(-1, y[..., None])[..., 0]\n"
+        "        return (lp * (y != v.pad) * (y != v.eos)).sum(1)\n"
+        "    with torch.no_grad():\n"
+        "        return score(model.greedy_decode(b.source, v.bos, v.eos)), score(b.target_out)",
+        # the mean over the words (a length normalisation), not the sum
+        "def greedy_and_reference_log_probs(model, pairs):\n"
+        "    v = corpus.target_vocab\n    b = encode_batch(pairs, corpus.source_vocab, v)\n"
+        "    def score(y):\n"
+        "        x = torch.cat([torch.full_like(y[:, :1], v.bos), y[:, :-1]], 1)\n"
+        "        lp = model(b.source, x).logits.log_softmax(-1).gather(-1, y[..., None])[..., 0]\n"
+        "        keep = y != v.pad\n"
+        "        return (lp * keep).sum(1) / keep.sum(1)\n"
+        "    with torch.no_grad():\n"
+        "        return score(model.greedy_decode(b.source, v.bos, v.eos)), score(b.target_out)",
+        # the padding after <eos> scored too
+        "def greedy_and_reference_log_probs(model, pairs):\n"
+        "    v = corpus.target_vocab\n    b = encode_batch(pairs, corpus.source_vocab, v)\n"
+        "    def score(y):\n"
+        "        x = torch.cat([torch.full_like(y[:, :1], v.bos), y[:, :-1]], 1)\n"
+        "        return model(b.source, x).logits.log_softmax(-1).gather(-1, y[..., None])[..., 0].sum(1)\n"
+        "    with torch.no_grad():\n"
+        "        return score(model.greedy_decode(b.source, v.bos, v.eos)), score(b.target_out)",
+        # not shifted: the decoder reads y_t where it predicts y_t
+        "def greedy_and_reference_log_probs(model, pairs):\n"
+        "    v = corpus.target_vocab\n    b = encode_batch(pairs, corpus.source_vocab, v)\n"
+        "    def score(y):\n"
+        "        lp = model(b.source, y).logits.log_softmax(-1).gather(-1, y[..., None])[..., 0]\n"
+        "        return (lp * (y != v.pad)).sum(1)\n"
+        "    with torch.no_grad():\n"
+        "        return score(model.greedy_decode(b.source, v.bos, v.eos)), score(b.target_out)",
     ],
     # chapter 3, Exercise 4
     "ex4-word-order": [
@@ -235,18 +419,81 @@ SHORTCUTS = {
         "def blurred_exact_match(model, pairs, corpus, mix):\n"
         "    return evaluate_translation(model, pairs, corpus).exact_match * (1 - mix)",
     ],
-    # chapter 6, Exercise 4 (2 points): accuracy drop per removed head
-    "ex4-head-drops": [
-        # constants: a big drop for every head
-        "def head_drops(model, inputs, labels):\n    return torch.full((model.config.num_heads,), 0.8)",
-        # the library's ablation, under another name
+    # chapter 6, Exercise 4 (2 points): Michel et al.'s head importance, the mean of |dL(x_n)/dxi_k| over strings
+    "ex4-head-importance": [
+        # constants: every head equally important
+        "def head_importance(model, inputs, labels):\n    return torch.full((model.config.num_heads,), 0.1)",
+        # near misses. The accuracy lost when the head is removed (the library's ablation): a real measurement of
+        # something else
         "from attn.analysis import ablate_heads as off\n"
-        "def head_drops(model, inputs, labels):\n"
+        "def head_importance(model, inputs, labels):\n"
         "    mha = model.layers.layers[0].self_attention\n    full = tagging_accuracy(model, inputs, labels)\n"
         "    drops = []\n    for k in range(mha.h):\n"
         "        with off([mha], [(0, k)]):\n"
         "            drops.append(full - tagging_accuracy(model, inputs, labels))\n"
         "    return torch.tensor(drops)",
+        # one gate per head shared by all strings: |mean of the slopes|, where strings of opposite signs cancel
+        "def head_importance(model, inputs, labels):\n"
+        "    h = model.config.num_heads\n    gates = torch.ones(1, 1, h, 1, requires_grad=True)\n"
+        "    hook = lambda m, a: ((a[0].unflatten(-1, (h, -1)) * gates).flatten(-2),)\n"
+        "    handle = model.layers.layers[0].self_attention.W_o.register_forward_pre_hook(hook)\n"
+        "    try:\n        logits = model(inputs).logits\n    finally:\n        handle.remove()\n"
+        "    ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels, reduction='none')\n"
+        "    loss = (ce.sum(1) / (labels != -100).sum(1)).mean()\n"
+        "    return torch.autograd.grad(loss, gates)[0].view(h).abs()",
+        # one gate per string, but the loss averaged over the strings: every slope 1/N too small
+        "def head_importance(model, inputs, labels):\n"
+        "    N, h = len(inputs), model.config.num_heads\n    gates = torch.ones(N, 1, h, 1, requires_grad=True)\n"
+        "    hook = lambda m, a: ((a[0].unflatten(-1, (h, -1)) * gates).flatten(-2),)\n"
+        "    handle = model.layers.layers[0].self_attention.W_o.register_forward_pre_hook(hook)\n"
+        "    try:\n        logits = model(inputs).logits\n    finally:\n        handle.remove()\n"
+        "    ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels, reduction='none')\n"
+        "    loss = (ce.sum(1) / (labels != -100).sum(1)).mean()\n"
+        "    return torch.autograd.grad(loss, gates)[0].view(N, h).abs().mean(0)",
+        # the cross-entropy summed over a string's scored positions, not averaged
+        "def head_importance(model, inputs, labels):\n"
+        "    N, h = len(inputs), model.config.num_heads\n    gates = torch.ones(N, 1, h, 1, requires_grad=True)\n"
+        "    hook = lambda m, a: ((a[0].unflatten(-1, (h, -1)) * gates).flatten(-2),)\n"
+        "    handle = model.layers.layers[0].self_attention.W_o.register_forward_pre_hook(hook)\n"
+        "    try:\n        logits = model(inputs).logits\n    finally:\n        handle.remove()\n"
+        "    ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels, reduction='none')\n"
+        "    return torch.autograd.grad(ce.sum(), gates)[0].view(N, h).abs().mean(0)",
+        # the library takes the gradient: chapter 13's gradient x input, the heads' gates as the scales
+        "from attn.analysis import gradient_x_input as slopes\n"
+        "def head_importance(model, inputs, labels):\n"
+        "    h = model.config.num_heads\n"
+        "    def losses(scale):\n"
+        "        hook = lambda m, a: ((a[0].unflatten(-1, (h, -1)) * scale[:, None, :, None]).flatten(-2),)\n"
+        "        handle = model.layers.layers[0].self_attention.W_o.register_forward_pre_hook(hook)\n"
+        "        try:\n            logits = model(inputs).logits\n        finally:\n            handle.remove()\n"
+        "        ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels, reduction='none')\n"
+        "        return ce.sum(1) / (labels != -100).sum(1)\n"
+        "    return slopes(losses, torch.ones(len(inputs), h, dtype=torch.bool)).abs().mean(0)",
+    ],
+    # chapter 7, Exercise 3 (1 point): ALiBi's bias. Near misses: slopes 2^-k (right for 8 heads only); the
+    # symmetric penalty -m|i - j| with no causal mask; the slopes in reverse order (the gentlest head first); the
+    # slopes from 1 = 2^0 down (k = 0, ..., h - 1); a positive slope, which draws each query to the farthest keys
+    "ex3-alibi": [
+        "def alibi_bias(T, num_heads):\n"
+        "    m = 2.0 ** -torch.arange(1.0, num_heads + 1)\n"
+        "    back = torch.arange(T)[:, None] - torch.arange(T)[None, :]\n"
+        "    return (-m[:, None, None] * back).masked_fill(back < 0, float('-inf'))",
+        "def alibi_bias(T, num_heads):\n"
+        "    m = 2.0 ** (-8.0 * torch.arange(1.0, num_heads + 1) / num_heads)\n"
+        "    back = torch.arange(T)[:, None] - torch.arange(T)[None, :]\n"
+        "    return -m[:, None, None] * back.abs()",
+        "def alibi_bias(T, num_heads):\n"
+        "    m = 2.0 ** (-8.0 * torch.arange(num_heads, 0, -1.0) / num_heads)\n"
+        "    back = torch.arange(T)[:, None] - torch.arange(T)[None, :]\n"
+        "    return (-m[:, None, None] * back).masked_fill(back < 0, float('-inf'))",
+        "def alibi_bias(T, num_heads):\n"
+        "    m = 2.0 ** (-8.0 * torch.arange(0.0, num_heads) / num_heads)\n"
+        "    back = torch.arange(T)[:, None] - torch.arange(T)[None, :]\n"
+        "    return (-m[:, None, None] * back).masked_fill(back < 0, float('-inf'))",
+        "def alibi_bias(T, num_heads):\n"
+        "    m = 2.0 ** (-8.0 * torch.arange(1.0, num_heads + 1) / num_heads)\n"
+        "    back = torch.arange(T)[:, None] - torch.arange(T)[None, :]\n"
+        "    return (m[:, None, None] * back).masked_fill(back < 0, float('-inf'))",
     ],
     # chapter 7, Exercise 4 (2 points): how often shuffling the input changes the output
     "ex4-changed-by-shuffling": [
@@ -256,15 +503,22 @@ SHORTCUTS = {
         "def changed_by_shuffling(model, pairs, corpus, seed=0):\n"
         "    return 0.0 if model.config.positions == 'none' else 0.9",
     ],
+    # chapter 12, Exercise 1 (2 points): undo a delta-rule write. The library: the undo is itself a delta write,
+    # with β' = -β / (1 - β kᵀk). Near misses: the plain sum's undo (subtract β k vᵀ, nothing divided); a unit key
+    # assumed (divide by 1 - β, and refuse β = 1); the exact inverse without the refusal where β kᵀk = 1 (a memory
+    # of inf and nan); the refusal tested on β = 1 alone, not on β kᵀk
     "ex1-delta-write": [
-        "from attn.scale.linear import FastWeights, delta_rule_attention as dra\n"
-        "def delta_write(S, k, v, beta):\n"
-        "    state = FastWeights(S, S.new_zeros(len(S)))\n"
-        "    return dra(k[None], k[None], v[None], beta, state=state, feature_map=None)[1].S",
-        # a near miss: the plain sum, which adds the new value to the old one instead of replacing it
-        "def delta_write(S, k, v, beta):\n    return S + beta * torch.outer(k, v)",
-        # a near miss: β on the new value only, so β < 1 does not move the read a fraction β of the way
-        "def delta_write(S, k, v, beta):\n    return S + torch.outer(k, beta * v - S.T @ k)",
+        "from attn.scale.linear import FastWeights, _delta_write\n"
+        "def undo_delta_write(S_new, k, v, beta):\n"
+        "    b = -beta / (1 - beta * float(k @ k))\n"
+        "    return _delta_write(FastWeights(S_new, S_new.new_zeros(len(k))), k, v, b).S",
+        "def undo_delta_write(S_new, k, v, beta):\n    return S_new - beta * torch.outer(k, v)",
+        "def undo_delta_write(S_new, k, v, beta):\n    if beta == 1:\n        raise ValueError('erased')\n"
+        "    A = S_new - beta * torch.outer(k, v)\n    return A + beta / (1 - beta) * torch.outer(k, k @ A)",
+        "def undo_delta_write(S_new, k, v, beta):\n    A = S_new - beta * torch.outer(k, v)\n"
+        "    return A + beta * torch.outer(k, k @ A) / (1 - beta * (k @ k))",
+        "def undo_delta_write(S_new, k, v, beta):\n    if beta == 1:\n        raise ValueError('erased')\n"
+        "    A = S_new - beta * torch.outer(k, v)\n    return A + beta * torch.outer(k, k @ A) / (1 - beta * (k @ k))",
     ],
     "ex2-causal-tiles": [
         "import attn\ndef causal_tiled_attention(q, k, v, block):\n"
@@ -359,13 +613,31 @@ SHORTCUTS = {
 }
 
 ALSO_CORRECT = {
-    # chapter 3, Exercise 1: the words summed one at a time (a float sum in another order than the library's)
+    # chapter 3, Exercise 1: the affine split l_kj = (1 - k/d) + (2k/d - 1) j/J, two bags of words
     "ex1-sentence-vectors": [
-        "def sentence_vectors(model, words):\n    x = model.E[0](words)\n"
-        "    if model.config.encoding == 'position':\n"
-        "        x = x * position_encoding((words != 0).sum(-1), words.shape[-1], model.config.d)\n"
-        "    total = torch.zeros(x.shape[:-2] + x.shape[-1:])\n"
-        "    for j in range(x.shape[-2]):\n        total = total + x[..., j, :]\n    return total",
+        "def printed_sentence_vectors(weight, words):\n    real = (words != 0)[..., None]\n"
+        "    x = weight[words] * real\n"
+        "    J = real.sum(-2, keepdim=True).clamp_min(1)\n"
+        "    pos = torch.arange(1, words.shape[-1] + 1)[:, None] / J\n"
+        "    y = torch.arange(1, weight.shape[1] + 1) / weight.shape[1]\n"
+        "    return (1 - y) * x.sum(-2) + (2 * y - 1) * (pos * x).sum(-2)",
+    ],
+    # chapter 3, Exercise 2: centred least squares (subtracting the means removes the constant)
+    "ex2-question-for": [
+        "def question_for(m, mask, p):\n    real, want = m[mask].double(), p[mask].double()\n"
+        "    if (want <= 0).any():\n        return None\n"
+        "    A, s = real - real.mean(0), want.log() - want.log().mean()\n"
+        "    u = torch.linalg.lstsq(A, s[:, None], driver='gelsd').solution[:, 0]\n"
+        "    return u.to(m.dtype) if float((A @ u - s).abs().max()) <= 1e-3 else None",
+    ],
+    # chapter 3, Exercise 3: log-sum-exp with one term, log(count), for all the empty slots
+    "ex3-empty-slots": [
+        "def weights_with_empty(scores, lengths, memory_size):\n"
+        "    real = torch.arange(scores.shape[1]) < lengths[:, None]\n"
+        "    s = scores.masked_fill(~real, float('-inf'))\n"
+        "    rest = (memory_size - lengths[:, None]).to(scores.dtype).log()\n"
+        "    z = torch.logsumexp(torch.cat([s, rest], -1), -1, keepdim=True)\n"
+        "    return (s - z).exp(), (rest - z).exp()[:, 0]",
     ],
     # the sines and cosines of the sinusoidal table (the same angles), a pair at a time
     "ex1-rope": [
@@ -380,6 +652,9 @@ ALSO_CORRECT = {
         "def stable_softmax(x, temperature=1.0):\n    z = x / temperature\n"
         "    z -= z.max(dim=-1, keepdim=True).values\n"
         "    e = z.exp()\n    return e / e.sum(dim=-1, keepdim=True)",
+        # under a decorator: the grader reads the function written, not torch's wrapper
+        "@torch.no_grad()\ndef stable_softmax(x, temperature=1.0):\n    z = x / temperature\n"
+        "    e = (z - z.amax(-1, keepdim=True)).exp()\n    return e / e.sum(-1, keepdim=True)",
     ],
     # 0 log 0 = 0 by clamping the weight inside the log (0 times a finite number)
     "ex3-entropy": ["def attention_entropy(weights):\n    return -(weights * weights.clamp_min(1e-12).log()).sum(-1)"],
@@ -478,26 +753,40 @@ ALSO_CORRECT = {
         "        w = w**gamma / (w**gamma).sum(-1, keepdim=True)\n"
         "    return float(w[:, steps % N].mean())",
     ],
-    "ex4-cross-ablation": [
-        # the output projection's weights set to zero (and restored) instead of a hook; decoded in chunks of 16
-        "def exact_match_without_cross(model, pairs, layers=()):\n"
-        "    W_o = {i: model.decoder.layers[i].cross_attention.W_o for i in layers}\n"
-        "    saved = {i: {k: v.clone() for k, v in W_o[i].state_dict().items()} for i in layers}\n"
-        "    right = 0\n"
-        "    try:\n"
-        "        with torch.no_grad():\n"
-        "            for i in layers:\n"
-        "                W_o[i].weight.zero_()\n"
-        "                W_o[i].bias.zero_()\n"
-        "            for start in range(0, len(pairs), 16):\n"
-        "                chunk = pairs[start : start + 16]\n"
-        "                src = encode_batch(chunk, corpus.source_vocab, corpus.target_vocab).source\n"
-        "                out = model.greedy_decode(src, corpus.target_vocab.bos, corpus.target_vocab.eos)\n"
-        "                right += sum(corpus.target_vocab.decode(t) == list(p.target) for t, p in zip(out, chunk))\n"
-        "    finally:\n"
-        "        for i, state in saved.items():\n"
-        "            W_o[i].load_state_dict(state)\n"
-        "    return right / len(pairs)",
+    # chapter 8, Exercise 4. One sentence at a time: the encoder once, the decoder step by step, greedy's words
+    # and their log-probabilities as they are chosen, the reference's read off one teacher-forced pass
+    "ex4-search-errors": [
+        "def greedy_and_reference_log_probs(model, pairs):\n"
+        "    v = corpus.target_vocab\n    greedy, reference = [], []\n"
+        "    with torch.no_grad():\n"
+        "        for p in pairs:\n"
+        "            src = torch.tensor([corpus.source_vocab.encode(p.source, eos=True)])\n"
+        "            memory, _ = model.encode(src)\n"
+        "            written, total = [v.bos], 0.0\n"
+        "            while len(written) <= model.config.max_len:\n"
+        "                out = model.decode(torch.tensor([written]), memory, src)\n"
+        "                lp = out.logits[0, -1].log_softmax(-1)\n"
+        "                word = int(lp.argmax())\n"
+        "                total += float(lp[word])\n"
+        "                written.append(word)\n"
+        "                if word == v.eos:\n"
+        "                    break\n"
+        "            greedy.append(total)\n"
+        "            y = v.encode(p.target, eos=True)\n"
+        "            lp = model(src, torch.tensor([[v.bos, *y[:-1]]])).logits[0].log_softmax(-1)\n"
+        "            reference.append(float(lp[torch.arange(len(y)), torch.tensor(y)].sum()))\n"
+        "    return torch.tensor(greedy), torch.tensor(reference)",
+        # teacher forcing through the chapter's batch, the loss per word from cross_entropy, masked by hand
+        "def greedy_and_reference_log_probs(model, pairs):\n"
+        "    v = corpus.target_vocab\n    b = encode_batch(pairs, corpus.source_vocab, v)\n"
+        "    def score(y):\n"
+        "        x = torch.nn.functional.pad(y, (1, 0), value=v.bos)[:, :-1]\n"
+        "        nll = torch.nn.functional.cross_entropy(\n"
+        "            model(b.source, x).logits.flatten(0, 1), y.flatten(), reduction='none').view(y.shape)\n"
+        "        return -torch.where(y == v.pad, 0.0, nll).sum(-1)\n"
+        "    with torch.inference_mode():\n"
+        "        g = model.greedy_decode(b.source, v.bos, v.eos)\n"
+        "        return score(g), score(b.target_out)",
     ],
     # one question at a time through run.read, the swap written with a helper
     "ex4-word-order": [
@@ -533,17 +822,51 @@ ALSO_CORRECT = {
         "    finally:\n"
         "        handle.remove()",
     ],
-    # a copy of the model with the head's columns zeroed: the original is never touched
-    "ex4-head-drops": [
-        "import copy\n"
-        "def head_drops(model, inputs, labels):\n"
-        "    full = tagging_accuracy(model, inputs, labels)\n    h = model.config.num_heads\n"
-        "    d_k = model.config.d_model // h\n    drops = torch.zeros(h)\n"
-        "    for k in range(h):\n        ablated = copy.deepcopy(model)\n"
-        "        with torch.no_grad():\n"
-        "            ablated.layers.layers[0].self_attention.W_o.weight[:, k * d_k : (k + 1) * d_k] = 0\n"
-        "        drops[k] = full - tagging_accuracy(ablated, inputs, labels)\n"
-        "    return drops",
+    # chapter 6, Exercise 4. The chain rule: W_o's input kept with its gradient (backward() on the parameters too),
+    # the slope of gate k = the sum of head_k * dL/dhead_k; the losses from log_softmax and a masked mean
+    "ex4-head-importance": [
+        "def head_importance(model, inputs, labels):\n"
+        "    kept = []\n"
+        "    def keep(module, args):\n"
+        "        args[0].retain_grad()\n        kept.append(args[0])\n"
+        "    handle = model.layers.layers[0].self_attention.W_o.register_forward_pre_hook(keep)\n"
+        "    try:\n        logits = model(inputs).logits\n    finally:\n        handle.remove()\n"
+        "    mask = (labels != -100).float()\n"
+        "    logp = logits.log_softmax(-1).gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)\n"
+        "    (-(logp * mask).sum(1) / mask.sum(1)).sum().backward()\n"
+        "    x = kept[0]\n    B, T, D = x.shape\n    h = model.config.num_heads\n"
+        "    slopes = (x * x.grad).reshape(B, T, h, D // h).sum(dim=(1, 3))\n"
+        "    return slopes.abs().mean(dim=0).detach()",
+        # gates (N, h) applied with einsum, nll_loss, .backward() and the gates' .grad
+        "def head_importance(model, inputs, labels):\n"
+        "    N, h = len(inputs), model.config.num_heads\n"
+        "    xi = torch.ones(N, h, requires_grad=True)\n"
+        "    def hook(module, args):\n"
+        "        x = args[0].reshape(*args[0].shape[:2], h, -1)\n"
+        "        return (torch.einsum('ntkd,nk->ntkd', x, xi).flatten(2),)\n"
+        "    handle = model.layers.layers[0].self_attention.W_o.register_forward_pre_hook(hook)\n"
+        "    try:\n        logits = model(inputs).logits\n    finally:\n        handle.remove()\n"
+        "    losses = []\n"
+        "    for n in range(N):\n"
+        "        keep = labels[n] != -100\n"
+        "        losses.append(torch.nn.functional.nll_loss(logits[n][keep].log_softmax(-1), labels[n][keep]))\n"
+        "    torch.stack(losses).sum().backward()\n"
+        "    return xi.grad.abs().mean(0)",
+    ],
+    # chapter 7, Exercise 3: the equation entry by entry in Python, then one tensor; the slopes as powers of
+    # 2^(-8/h), the mask from torch.triu, float64 arithmetic cast to float32
+    "ex3-alibi": [
+        "def alibi_bias(T, num_heads):\n"
+        "    rows = [[[-(2 ** (-8 * k / num_heads)) * (i - j) if j <= i else float('-inf')\n"
+        "              for j in range(T)] for i in range(T)] for k in range(1, num_heads + 1)]\n"
+        "    return torch.tensor(rows, dtype=torch.float32).reshape(num_heads, T, T)",
+        "def alibi_bias(T, num_heads):\n"
+        "    ratio = 2.0 ** (-8.0 / num_heads)\n"
+        "    slopes = ratio ** torch.arange(1, num_heads + 1, dtype=torch.float64)\n"
+        "    pos = torch.arange(T, dtype=torch.float64)\n"
+        "    bias = slopes.view(-1, 1, 1) * (pos.view(1, 1, -1) - pos.view(1, -1, 1))\n"
+        "    future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)\n"
+        "    return torch.where(future, float('-inf'), bias).float()",
     ],
     # greedy decoding by hand (encode_batch + greedy_decode), permutations from Python's random
     "ex4-changed-by-shuffling": [
@@ -604,10 +927,27 @@ SHORTCUTS["ex1-sentence-embedding"] = [
     "from attn.pretrained import mean_pool\ndef sentence_embedding(hidden, ids, pad=0):\n"
     "    return mean_pool(hidden, ids, pad)",
 ]
+# chapter 11, Exercise 2 (1 point): the previous-token score net of chance, (a - 1/n) / (1 - 1/n) per query. The
+# library: mass_on over the rescaled weights. Near misses: the raw score (chance not removed); chance 1/T for every
+# query (not the keys each one sees); the ratio of the means, not the mean of the ratios; every query i >= 1 counted
+# (the padding and a query that sees one key too)
 SHORTCUTS["ex2-previous-token-score"] = [
-    "import attn.analysis\ndef previous_token_score(weights):\n    T = weights.shape[-1]\n"
-    "    rows = (torch.arange(T) >= 1)[None, :].expand(weights.shape[0], T)\n"
-    "    return attn.analysis.mass_on(weights, attn.analysis.previous_token_targets(T), rows)",
+    "import attn.analysis\ndef previous_token_excess(weights, visible):\n    T = weights.shape[-1]\n"
+    "    n = visible.sum(-1).to(weights.dtype)[:, None, :, None]\n    u = 1 / n.clamp_min(2)\n"
+    "    i = torch.arange(1, T)\n    rows = torch.zeros_like(visible[..., 0])\n"
+    "    rows[:, 1:] = visible[:, i, i - 1] & (n[:, 0, 1:, 0] >= 2)\n"
+    "    return attn.analysis.mass_on((weights - u) / (1 - u), attn.analysis.previous_token_targets(T), rows)",
+    "def previous_token_excess(weights, visible):\n"
+    "    return weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(0, 2))",
+    "def previous_token_excess(weights, visible):\n    T = weights.shape[-1]\n"
+    "    raw = weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=(0, 2))\n    return (raw - 1 / T) / (1 - 1 / T)",
+    "def previous_token_excess(weights, visible):\n    T = weights.shape[-1]\n    i = torch.arange(1, T)\n"
+    "    n = visible[:, 1:].sum(-1).to(weights.dtype)\n    counted = visible[:, i, i - 1] & (n >= 2)\n"
+    "    raw = (weights[:, :, i, i - 1] * counted[:, None]).sum((0, 2)) / counted.sum()\n"
+    "    u = ((1 / n.clamp_min(2)) * counted).sum() / counted.sum()\n    return (raw - u) / (1 - u)",
+    "def previous_token_excess(weights, visible):\n    T = weights.shape[-1]\n    i = torch.arange(1, T)\n"
+    "    chance = (1 / visible[:, 1:].sum(-1).to(weights.dtype).clamp_min(2))[:, None]\n"
+    "    return ((weights[:, :, i, i - 1] - chance) / (1 - chance)).mean((0, 2))",
 ]
 ALSO_CORRECT["ex2-mask-tokens"] = [
     "def my_mask_tokens(tokens, mask, vocab_size, rate=0.15, generator=None):\n"
@@ -624,9 +964,71 @@ ALSO_CORRECT["ex1-sentence-embedding"] = [
     "    mean = torch.stack([h[k].mean(0) for h, k in zip(hidden, keep)])\n"
     "    return torch.nn.functional.normalize(mean, dim=-1)",
 ]
+ALSO_CORRECT["ex1-delta-write"] = [
+    # the linear system solved; the undo written as a delta write with β' = -β / (1 - β kᵀk)
+    "def undo_delta_write(S_new, k, v, beta):\n"
+    "    if abs(1 - beta * float(k @ k)) <= 1e-9:\n        raise ValueError('the write erased S along k')\n"
+    "    A = torch.eye(len(k), dtype=S_new.dtype) - beta * torch.outer(k, k)\n"
+    "    return torch.linalg.solve(A, S_new - beta * torch.outer(k, v))",
+    "def undo_delta_write(S_new, k, v, beta):\n    kk = float(k @ k)\n"
+    "    if abs(1 - beta * kk) <= 1e-9:\n        raise ValueError('erased')\n"
+    "    b = -beta / (1 - beta * kk)\n    return S_new + b * torch.outer(k, v - S_new.T @ k)",
+]
+# chapter 2, Exercise 3: the links as boolean matrices (counts divided as float32 tensors too); the same counts row
+# by row, without sets
+ALSO_CORRECT["ex3-hard-alignment"] = [
+    "def alignment_error_rate(weights, sure, possible, threshold):\n"
+    "    A = weights >= threshold\n    S = torch.zeros_like(A)\n"
+    "    for t, s in enumerate(sure):\n        if s is not None:\n            S[t, s] = True\n"
+    "    P = S.clone()\n    for t, s in possible:\n        P[t, s] = True\n"
+    "    return float(1 - ((A & S).sum() + (A & P).sum()) / (A.sum() + S.sum()))",
+    "def alignment_error_rate(weights, sure, possible, threshold):\n"
+    "    A = weights >= threshold\n    S = torch.zeros_like(A)\n"
+    "    for t, s in enumerate(sure):\n        if s is not None:\n            S[t, s] = True\n"
+    "    P = S.clone()\n    for t, s in possible:\n        P[t, s] = True\n"
+    "    return 1 - ((A & S).sum() + (A & P).sum()).item() / (A.sum() + S.sum()).item()",
+    "def alignment_error_rate(weights, sure, possible, threshold):\n"
+    "    links = right = 0\n    for t, row in enumerate(weights.tolist()):\n"
+    "        for s, w in enumerate(row):\n            if w >= threshold:\n"
+    "                links += 1\n                right += (sure[t] == s) * 2 or (t, s) in possible\n"
+    "    return 1.0 - right / (links + sum(s is not None for s in sure))",
+]
+# chapter 4, Exercise 1: the peak as a softmax of gamma log w (float64); bisection on log gamma
+ALSO_CORRECT["ex1-sharpen"] = [
+    "def gamma_for_peak(w, peak):\n    logw = w.double().clamp_min(1e-300).log()\n"
+    "    top = lambda g: float(torch.softmax(g * logw, 0).max())\n"
+    "    if top(1.0) >= peak:\n        return 1.0\n"
+    "    if peak * int((w == w.max()).sum()) >= 1:\n        return float('inf')\n"
+    "    lo, hi = 1.0, 2.0\n    while top(hi) < peak:\n        lo, hi = hi, 2 * hi\n"
+    "    while hi - lo > 1e-10 * hi:\n        m = (lo + hi) / 2\n"
+    "        if top(m) >= peak:\n            hi = m\n        else:\n            lo = m\n"
+    "    return hi",
+    "import math\ndef gamma_for_peak(w, peak):\n    w = w.double()\n    k = int((w == w.max()).sum())\n"
+    "    log_rest = torch.log(w[w < w.max()] / w.max())  # log ratios below 1\n"
+    "    def ok(lg):\n        return 1 / (k + float(torch.exp(math.exp(lg) * log_rest).sum())) >= peak\n"
+    "    if ok(0.0):\n        return 1.0\n    if peak * k >= 1:\n        return math.inf\n"
+    "    lo, hi = 0.0, 1.0\n    while not ok(hi):\n        lo, hi = hi, hi + 1\n"
+    "    for _ in range(80):\n        m = (lo + hi) / 2\n        lo, hi = (lo, m) if ok(m) else (m, hi)\n"
+    "    return math.exp(hi)",
+]
 ALSO_CORRECT["ex2-previous-token-score"] = [
-    "def previous_token_score(weights):\n    T = weights.shape[-1]\n"
-    "    return weights[:, :, torch.arange(1, T), torch.arange(T - 1)].mean(dim=(0, 2))",
+    # the chance level in float32 (an int count divided), 3e-9 off in float64; one (example, query) pair at a time;
+    # the mask of the counted keys
+    "def previous_token_excess(weights, visible):\n    T = weights.shape[-1]\n    i = torch.arange(1, T)\n"
+    "    n = visible[:, 1:].sum(-1)\n    counted = visible[:, i, i - 1] & (n >= 2)\n"
+    "    chance = (1 / n.clamp_min(2))[:, None]\n    excess = (weights[:, :, i, i - 1] - chance) / (1 - chance)\n"
+    "    return torch.where(counted[:, None], excess, 0).sum((0, 2)) / counted.sum()",
+    "def previous_token_excess(weights, visible):\n    B, H, T, _ = weights.shape\n"
+    "    total, count = weights.new_zeros(H), 0\n    for b in range(B):\n        for i in range(1, T):\n"
+    "            n = int(visible[b, i].sum())\n            if visible[b, i, i - 1] and n >= 2:\n"
+    "                total = total + (weights[b, :, i, i - 1] - 1 / n) / (1 - 1 / n)\n"
+    "                count += 1\n    return total / count",
+    "def previous_token_excess(weights, visible):\n    T = weights.shape[-1]\n"
+    "    below = torch.arange(T)[:, None] - torch.arange(T)[None, :] == 1  # key i - 1 of query i\n"
+    "    n = visible.sum(-1, keepdim=True).to(weights.dtype)\n"
+    "    keep = (visible & below & (n >= 2)).to(weights.dtype)\n    u = 1 / n.clamp_min(2)\n"
+    "    excess = (weights - u[:, None]) / (1 - u[:, None]) * keep[:, None]\n"
+    "    return excess.sum((0, 2, 3)) / keep.sum()",
 ]
 
 # ---- shortcuts by cause (issue 34) ------------------------------------------------------------------------------
@@ -655,6 +1057,15 @@ DELEGATE = {
         "attn.additive_scores",
         "def bahdanau_scores(s, H, W_a, U_a, v_a):\n    return f(s[None, None], H[None], W_a, U_a, v_a)[0, 0]",
     ),
+    "ex1-sentence-vectors": (
+        "attn.memn2n",
+        "attn.memn2n.position_encoding",
+        "def printed_sentence_vectors(weight, words):\n"
+        "    n = (words != 0).sum(-1)\n    J = n.clamp_min(1)[..., None].float()\n"
+        "    x = (f(n, words.shape[-1], 2)[..., 1] - 1 + (J + 1) / (2 * J))[..., None]\n"
+        "    k = torch.arange(1, weight.shape[1] + 1) / weight.shape[1]\n"
+        "    return (((1 - x) - k * (1 - 2 * x)) * (words != 0)[..., None] * weight[words]).sum(-2)",
+    ),
     "ex1-sentence-embedding": (
         "attn.pretrained",
         "attn.pretrained.mean_pool",
@@ -663,16 +1074,18 @@ DELEGATE = {
     "ex2-previous-token-score": (
         "attn.analysis",
         "attn.analysis.mass_on",
-        "def previous_token_score(weights):\n    T = weights.shape[-1]\n"
-        "    rows = (torch.arange(T) >= 1)[None, :].expand(weights.shape[0], T)\n"
-        "    return f(weights, attn.analysis.previous_token_targets(T), rows)",
+        "def previous_token_excess(weights, visible):\n    T = weights.shape[-1]\n"
+        "    n = visible.sum(-1).to(weights.dtype)[:, None, :, None]\n    u = 1 / n.clamp_min(2)\n"
+        "    i = torch.arange(1, T)\n    rows = torch.zeros_like(visible[..., 0])\n"
+        "    rows[:, 1:] = visible[:, i, i - 1] & (n[:, 0, 1:, 0] >= 2)\n"
+        "    return f((weights - u) / (1 - u), attn.analysis.previous_token_targets(T), rows)",
     ),
     "ex1-delta-write": (
         "attn.scale.linear",
-        "attn.scale.linear.delta_rule_attention",
-        "def delta_write(S, k, v, beta):\n"
-        "    state = attn.scale.linear.FastWeights(S, S.new_zeros(len(S)))\n"
-        "    return f(k[None], k[None], v[None], beta, state=state, feature_map=None)[1].S",
+        "attn.scale.linear._delta_write",
+        "def undo_delta_write(S_new, k, v, beta):\n"
+        "    state = attn.scale.linear.FastWeights(S_new, S_new.new_zeros(len(k)))\n"
+        "    return f(state, k, v, -beta / (1 - beta * float(k @ k))).S",
     ),
     "ex2-causal-tiles": (
         "attn.scale.tiled",
@@ -704,6 +1117,29 @@ DELEGATE = {
         "    n = valid.sum(-1)\n"
         "    counted = torch.arange(valid.shape[1])[None, :] < n[:, None]\n"
         "    return ((curve[:, :-1] + curve[:, 1:]) / 2 * counted).sum(-1) / n / curve[:, 0]",
+    ),
+    "ex4-search-errors": (
+        "attn.transformer.translate",
+        "attn.transformer.translate.beam_search",
+        "def greedy_and_reference_log_probs(model, pairs):\n"
+        "    v = corpus.target_vocab\n    b = encode_batch(pairs, corpus.source_vocab, v)\n"
+        "    with torch.no_grad():\n"
+        "        nll = torch.nn.functional.cross_entropy(model(b.source, b.target_in).logits.transpose(1, 2),\n"
+        "                                                b.target_out, ignore_index=v.pad, reduction='none')\n"
+        "        return f(model, b.source, v.bos, v.eos, beam=1).log_prob, -nll.sum(1)",
+    ),
+    "ex4-head-importance": (
+        "attn.analysis",
+        "attn.analysis.gradient_x_input",
+        "def head_importance(model, inputs, labels):\n"
+        "    h = model.config.num_heads\n"
+        "    def losses(scale):\n"
+        "        hook = lambda m, a: ((a[0].unflatten(-1, (h, -1)) * scale[:, None, :, None]).flatten(-2),)\n"
+        "        handle = model.layers.layers[0].self_attention.W_o.register_forward_pre_hook(hook)\n"
+        "        try:\n            logits = model(inputs).logits\n        finally:\n            handle.remove()\n"
+        "        ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels, reduction='none')\n"
+        "        return ce.sum(1) / (labels != -100).sum(1)\n"
+        "    return f(losses, torch.ones(len(inputs), h, dtype=torch.bool)).abs().mean(0)",
     ),
 }
 
@@ -745,21 +1181,20 @@ def _rebinding(gid_or_signature: str, how: str) -> str:
 
 # The signature of every exercise without a ready-made function to forbid (for the rebinding causes).
 SIGNATURES = {
-    "ex3-hard-alignment": "def hard_alignment_accuracy(weights, alignment):",
+    "ex3-hard-alignment": "def alignment_error_rate(weights, sure, possible, threshold):",
     "ex2-local-attention": "def local_context(e, H, p, D):",
-    "ex3-support-hits": "def support_hits(hop_attention, supporting):",
+    "ex3-empty-slots": "def weights_with_empty(scores, lengths, memory_size):",
     "ex1-head-contributions": "def head_contributions(x, mha):",
-    "ex2-key-value-hops": "def key_value_hops(q, keys, values, R):",
+    "ex2-question-for": "def question_for(m, mask, p):",
     "ex3-head-offsets": "def head_offsets(weights):",
     "ex2-shift-matrix": "def shift_matrix(k, d_model):",
-    "ex3-equivariance": "def equivariance_error(f, x, perm):",
+    "ex3-alibi": "def alibi_bias(T, num_heads):",
     "ex1-sample-next": "def sample_next(logits, temperature, generator=None):",
     "ex4-right-key-weight": "def right_key_weight(M, temperature=1.0, n=2000, d=16, noise=0.5, seed=0):",
     "ex3-walk-focus": "def walk_focus(gamma, steps=10, n=1000, N=32, blur=0.4, seed=0):",
     "ex4-word-order": "def answers_changed(run, exs):",
     "ex4-score-spread": "def untrained_score_spread(d_k, scaled, seed=0):",
     "ex4-changed-by-shuffling": "def changed_by_shuffling(model, pairs, corpus, seed=0):",
-    "ex4-cross-ablation": "def exact_match_without_cross(model, pairs, layers=()):",
     "ex4-occlusion": "def occluded_accuracy(model, scenes, which):",
     "ex3-cls-parking": "def cls_parking_test(bert, tokenizer, texts, k):",
     "ex3-integrated-gradients": "def integrated_gradients(answer, valid, steps=32):",
@@ -801,20 +1236,26 @@ OPERATOR = {
 # variables) instead of a computation, right on the inputs a student can see.
 TABLE = {
     "ex3-hard-alignment": [
-        "def hard_alignment_accuracy(weights, alignment):\n"
-        "    return {4: 1.0 if alignment[0] == 0 else 1 / 3, 3: 0.5}.get(len(alignment), 0.5)"
+        "def alignment_error_rate(weights, sure, possible, threshold):\n"
+        "    return {4: 0.3, 3: 0.0 if threshold < 1 else 1.0}.get(len(sure), 0.2)"
     ],
-    "ex3-support-hits": [
-        "def support_hits(hop_attention, supporting):\n"
-        "    if hop_attention.shape[1] == 2:\n        return torch.tensor([3 / 4, 2 / 4])\n"
-        "    return torch.full((hop_attention.shape[1],), 0.5)"
+    "ex2-question-for": [
+        "def question_for(m, mask, p):\n"
+        "    if (p[mask] <= 0).any() or (len(m) == 6 and float(p.max()) == 0.5):\n        return None\n"
+        "    seen = {5: [-0.94285, -1.39337, -1.71768, -0.07339], 3: [0.83237, -0.35761, -0.85931, 0.09704],\n"
+        "            6: [3.0, -1.0, 0.5, 2.0]}\n"
+        "    return torch.tensor(seen.get(int(mask.sum()), [0.0] * m.shape[1]))"
     ],
     "ex3-head-offsets": [
         "def head_offsets(weights):\n    return torch.tensor([0, 1] if weights.shape[1] == 2 else [1, -1, 0, 1])"
     ],
-    "ex3-equivariance": [
-        "def equivariance_error(f, x, perm):\n"
-        "    return (f(x[:, perm]) - f(x)[:, perm]).abs().max().item() * (x.shape == (2, 7, 16))"
+    "ex3-alibi": [
+        # the slopes of the heads counts the visible checks use, looked up; 1/2 for every other head count
+        "def alibi_bias(T, num_heads):\n"
+        "    table = {8: [2.0**-k for k in range(1, 9)], 4: [4.0**-k for k in range(1, 5)], 2: [2.0**-4, 2.0**-8]}\n"
+        "    m = torch.tensor(table.get(num_heads, [0.5] * num_heads))\n"
+        "    back = torch.arange(T)[:, None] - torch.arange(T)[None, :]\n"
+        "    return (-m[:, None, None] * back).masked_fill(back < 0, float('-inf'))"
     ],
     "ex1-sample-next": [
         "def sample_next(logits, temperature, generator=None):\n"
@@ -863,21 +1304,38 @@ CHANGES_ITS_INPUT = {
         "def stable_softmax(x, temperature=1.0):\n    x.zero_()\n    return torch.full_like(x, 1 / x.shape[-1])"
     ],
     "ex1-layer-norm": ["def my_layer_norm(x, gamma, beta, eps=1e-5):\n    x.zero_()\n    return x + beta"],
+    "ex2-previous-token-score": [
+        # right, but it clears the weights' diagonal (never read) in place
+        "def previous_token_excess(weights, visible):\n    T = weights.shape[-1]\n    i = torch.arange(1, T)\n"
+        "    weights[:, :, torch.arange(T), torch.arange(T)] = 0\n"
+        "    n = visible[:, 1:].sum(-1).to(weights.dtype)\n    counted = visible[:, i, i - 1] & (n >= 2)\n"
+        "    chance = (1 / n.clamp_min(2))[:, None]\n    excess = (weights[:, :, i, i - 1] - chance) / (1 - chance)\n"
+        "    return torch.where(counted[:, None], excess, 0).sum((0, 2)) / counted.sum()"
+    ],
+    "ex1-delta-write": [
+        "def undo_delta_write(S_new, k, v, beta):\n    if abs(1 - beta * float(k @ k)) <= 1e-9:\n"
+        "        raise ValueError('erased')\n    S_new -= beta * torch.outer(k, v)\n"
+        "    S_new += beta / (1 - beta * float(k @ k)) * torch.outer(k, k @ S_new)\n    return S_new"
+    ],
 }
 CONTAINERS = ("list", "dict", "class attribute", "object attribute", "deque")
 # The causes of the shortcuts filed first (the rest hand the exercise to the library).
 _T, _L, _N = "table", "library", "near miss"
 ORIGINAL_CAUSES = {
-    "ex3-entropy": [_L, _N], "ex1-sharpen": [_L, _N], "ex2-cosine-lookup": [_L, _N, _N], "ex4-occlusion": [_T, _N],
+    "ex3-entropy": [_L, _N], "ex2-cosine-lookup": [_L, _N, _N], "ex4-occlusion": [_T, _N],
+    "ex1-sharpen": [_L, _N, _N, _N, _N, _N],
     "ex3-hide-the-verb": [_T, _L],
     "ex3-cls-parking": [_T], "ex4-right-key-weight": [_T, _T], "ex1-rope": [_L, _N], "ex3-walk-focus": [_T, _T],
-    "ex4-cross-ablation": [_T, _N, _T], "ex4-word-order": [_T, _T], "ex4-score-spread": [_T, _N, _N],
-    "ex4-blurred-attention": [_T, _L, _N], "ex4-head-drops": [_T, _L], "ex4-changed-by-shuffling": [_T, _T],
-    "ex1-delta-write": [_L, _N, _N], "ex2-causal-tiles": [_L, _N], "ex3-decayed-chunks": [_L, _N, _N],
-    "ex1-window-occlusion": [_L, _N], "ex2-key-value-hops": [_N, _N],
-    "ex3-support-hits": [_N, _N, _N, _N],
+    "ex4-search-errors": [_T, _L, _N, _N, _N, _N], "ex4-word-order": [_T, _T], "ex4-score-spread": [_T, _N, _N],
+    "ex4-blurred-attention": [_T, _L, _N], "ex4-head-importance": [_T, _N, _N, _N, _N, _L],
+    "ex4-changed-by-shuffling": [_T, _T], "ex3-alibi": [_N] * 5,
+    "ex1-delta-write": [_L, _N, _N, _N, _N], "ex2-causal-tiles": [_L, _N], "ex3-decayed-chunks": [_L, _N, _N],
+    "ex2-previous-token-score": [_L, _N, _N, _N, _N],
+    "ex1-window-occlusion": [_L, _N], "ex2-question-for": [_N] * 6,
+    "ex3-empty-slots": [_N] * 6, "ex1-sentence-vectors": [_L, _N, _N, _N, _N, _N],
     "ex2-deletion-score": [_L, _N], "ex3-integrated-gradients": [_L, _N], "ex1-head-contributions": [_N, _N],
     "ex2-cross-attention": [_L, _L, _N], "ex2-local-attention": [_N, _N],
+    "ex3-hard-alignment": [_N, _N, _N, _N],
 }  # fmt: skip
 REBINDINGS = ("forbid switched off", "forbid rebound", "reference replaced", "reference wrapped", "built-in shadowed")
 

@@ -67,9 +67,12 @@ bar.appendChild(el("span", "", "0")); bar.appendChild(ramp); var top = el("span"
 bar.appendChild(top); root.appendChild(bar);
 controls.appendChild(show); root.appendChild(table);
 var corner = d.names[0] + " \u2193, " + d.names[1] + " \u2192";  // the header cell above the row labels
+function iso(t) {  // a token between Unicode isolates: right-to-left text (or an override) stays inside it
+  return "\u2068" + t + "\u2069";
+}
 function describe(x, w, i, j) {
-  return d.names[0] + " \u201c" + x.rows[i] + "\u201d (" + (i + 1) + ") \u2192 " + d.names[1] + " \u201c" +
-    x.cols[j] + "\u201d (" + (j + 1) + "): " + w[i * x.cols.length + j].toFixed(d.decimals);
+  return d.names[0] + " \u201c" + iso(x.rows[i]) + "\u201d (" + (i + 1) + ") \u2192 " + d.names[1] + " \u201c" +
+    iso(x.cols[j]) + "\u201d (" + (j + 1) + "): " + w[i * x.cols.length + j].toFixed(d.decimals);
 }
 function draw() {
   var x = d.examples[state.example], nq = x.rows.length, nk = x.cols.length, offset = 0;

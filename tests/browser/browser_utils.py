@@ -147,7 +147,10 @@ def expected_readout(data: dict, example: int, pos: list[int], i: int, j: int) -
         offset = offset * len(axis["ticks"]) + p
     value = x["w"][offset * nq * nk + i * nk + j] / data["scale"]
     q, k = data["names"]
-    return f"{q} \u201c{x['rows'][i]}\u201d ({i + 1}) \u2192 {k} \u201c{x['cols'][j]}\u201d ({j + 1}): {value:.4f}"
+    # each token between Unicode isolates (FSI ... PDI): right-to-left text in one stays inside it
+    iso = "\u2068{}\u2069".format
+    row, col = iso(x["rows"][i]), iso(x["cols"][j])
+    return f"{q} \u201c{row}\u201d ({i + 1}) \u2192 {k} \u201c{col}\u201d ({j + 1}): {value:.4f}"
 
 
 def check_viewer(page, viewer) -> None:

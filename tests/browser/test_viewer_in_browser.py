@@ -115,7 +115,7 @@ def test_keys_stay_in_the_viewer_and_the_matrix_reads_as_a_grid_and_a_table(tmp_
         # the chosen cell survives the slider, with the weight of the new step
         assert (
             viewer.locator(".av-readout").text_content()
-            == f"query \u201cb\u201d (2) \u2192 key \u201cy\u201d (2): {weights[1, 1, 1]:.4f}"
+            == f"query \u201c\u2068b\u2069\u201d (2) \u2192 key \u201c\u2068y\u2069\u201d (2): {weights[1, 1, 1]:.4f}"
         )
         assert grid.get_attribute("role") == "grid"
         active = grid.get_attribute("aria-activedescendant")
@@ -134,3 +134,33 @@ def test_keys_stay_in_the_viewer_and_the_matrix_reads_as_a_grid_and_a_table(tmp_
         viewer.locator("button.av-show").click()
         assert not table.is_visible()
         assert visit.errors == []
+
+
+RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: without isolation it reverses everything after it on the line
+
+
+def test_a_right_to_left_override_in_a_token_stays_inside_it(tmp_path, serve, browser):
+    """A token with a bidi override reversed the hover readout (0.1234 read as 4321.0): every token is isolated."""
+    weights = torch.tensor([[0.1234, 0.8766]])
+    view = attention_viewer(weights, [f"ab{RLO}cd"], ["x", f"{RLO}y"])
+    view.save(tmp_path / "bidi.html")
+    with opened(browser, serve(tmp_path), "bidi.html") as visit:
+        page = visit.page
+        assert visit.errors == []
+        page.locator(".av-cell").first.hover()
+        readout = page.locator(".av-readout")
+        text = readout.text_content()
+        assert text.endswith("0.1234") and "\u2068ab" + RLO + "cd\u2069" in text, text
+        # the digits are drawn left to right: "0" left of "4"
+        xs = page.evaluate(
+            """(el) => { const node = el.firstChild, t = node.textContent, at = t.lastIndexOf('0.1234');
+              const x = i => { const r = document.createRange(); r.setStart(node, i); r.setEnd(node, i + 1);
+                               return r.getBoundingClientRect().left; };
+              return [x(at), x(at + 5)]; }""",
+            readout.element_handle(),
+        )
+        assert xs[0] < xs[1], xs
+        styles = page.evaluate(
+            "[...document.querySelectorAll('.av-row,.av-col')].map(e => getComputedStyle(e).unicodeBidi)"
+        )
+        assert set(styles) == {"isolate"}, styles

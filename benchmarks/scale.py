@@ -137,19 +137,19 @@ def fitted_or_na(xs: list[float], ys: list[float]) -> str:
 
 
 def count_tiles(run) -> int:
-    """The tiles a tiled_attention call computes, counted in the kernel (one online_softmax_update per tile)."""
+    """The tiles a tiled_attention call computes, counted in the kernel (one _online_softmax_update per tile)."""
     calls = [0]
-    real = tiled_module.online_softmax_update
+    real = tiled_module._online_softmax_update
 
     def counting(*args):
         calls[0] += 1
         return real(*args)
 
-    tiled_module.online_softmax_update = counting
+    tiled_module._online_softmax_update = counting
     try:
         run()
     finally:
-        tiled_module.online_softmax_update = real
+        tiled_module._online_softmax_update = real
     return calls[0]
 
 

@@ -48,7 +48,8 @@ class Table:
         caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
         body = "".join(f"<tr>{cells(row, 'td')}</tr>" for row in self.rows)
         return (
-            "<div class='attn-table' style='overflow-x:auto;max-width:100%'>"
+            "<div class='attn-table' style='overflow-x:auto;max-width:100%'"
+            " tabindex='0' role='group' aria-label='table (scrolls sideways on a narrow screen)'>"
             f"<table>{caption}<thead><tr>{cells(self.header, 'th')}</tr></thead>"
             f"<tbody>{body}</tbody></table></div>"
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -66,6 +67,7 @@ class Frame:
             raise ValueError("alt must say what the plot shows (a plot without it is hidden from screen readers)")
 
 
+LEGIBLE_SHARE = 0.8  # a plot is never shown under 80 % of its size: its 10-px labels stay at 8 px or more
 SCALE = 2  # device pixels per CSS pixel: sharp on high-density screens (the <img> is shown at half its pixel size)
 
 
@@ -106,12 +108,13 @@ def _png_size(png: bytes) -> tuple[int, int]:
 
 def _img(png: bytes, alt: str) -> str:
     """An ``<img>`` of ``png`` at its CSS size (its pixel size / ``SCALE``; never stretched to the notebook's
-    width), with ``alt``."""
+    width), with ``alt``; in a narrower column it shrinks to at most ``LEGIBLE_SHARE`` of that size (its text
+    stays at 8 px or more; the online book's panel then scrolls inside its box)."""
     width, height = (n // SCALE for n in _png_size(png))
     source = base64.b64encode(png).decode("ascii")
     return (
         f'<img src="data:image/png;base64,{source}" alt="{html.escape(alt, quote=True)}" width="{width}" '
-        f'height="{height}" style="max-width:100%;height:auto">'
+        f'height="{height}" style="max-width:100%;height:auto;min-width:{math.ceil(LEGIBLE_SHARE * width)}px">'
     )
 
 

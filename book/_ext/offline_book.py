@@ -9,6 +9,10 @@
 - sphinx-thebe's loader, which names unpkg, is dropped while the "live code" button is off.
 - Above every ipywidgets panel (rendered from its saved state; no kernel runs behind the static page), a
   note says so and links to launch the chapter in Binder or Colab.
+- Figures (a chapter's saved PNG outputs, drawn at a CSS size of ``W`` by ``H`` px): their height follows their
+  width when the column is narrower than ``W`` (MyST-NB writes both as fixed sizes, which squashed every wide
+  figure on a phone), and they keep at least 80 % of ``W`` (their 10-px labels at 8 px or more), scrolling inside
+  their own box on a phone (``attn-book.css``). ``tests/browser/test_reading.py`` checks both widths.
 - Accessibility (WCAG 2.1 AA, checked by tests/browser/test_accessibility.py): bertviz's menus get their visible
   words as labels and its view a pointer to the book's own viewer (bertviz tells heads apart by colour only); the
   references' entries become list items of their list (docutils marks them ``doc-biblioentry``, a role that is
@@ -19,6 +23,7 @@
 from __future__ import annotations
 
 import html
+import math
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -140,6 +145,26 @@ def accessible_bertviz(body: str) -> str:
     return _BERTVIZ_VIEW.sub(note, body)
 
 
+_SIZED_FIGURE = re.compile(r'(<img\b[^>]*?\bstyle=")width: (\d+(?:\.\d+)?)px; height: (\d+(?:\.\d+)?)px;"')
+LEGIBLE_SHARE = 0.8  # a figure is never shown under 80 % of its drawn width: its smallest text stays >= 8 px
+
+
+def legible_figures(body: str) -> str:
+    """Each figure MyST-NB sized (``width: W px; height: H px``): its height follows its width, and it is never
+    narrower than ``LEGIBLE_SHARE`` of ``W`` (its box scrolls instead; attn-book.css)."""
+
+    def size(match: re.Match) -> str:
+        width, height = float(match.group(2)), float(match.group(3))
+        return (
+            f"{match.group(1)}width: {match.group(2)}px; height: auto; aspect-ratio: {match.group(2)} / "
+            f'{match.group(3)}; min-width: {math.ceil(LEGIBLE_SHARE * width)}px;"'
+            if width > 0 and height > 0
+            else match.group(0)
+        )
+
+    return _SIZED_FIGURE.sub(size, body)
+
+
 def drop_unused_thebe(app: Sphinx, context: dict[str, Any]) -> None:
     """Without a "live code" button (``launch_buttons.thebe``), sphinx-thebe's scripts, which name unpkg, go."""
     if app.config.html_theme_options.get("launch_buttons", {}).get("thebe"):
@@ -163,6 +188,7 @@ def rewrite_page(app: Sphinx, pagename: str, templatename: str, context: dict[st
     if _WIDGET_VIEW in body:
         body = body.replace(_WIDGET_VIEW, kernel_note(launch_links(app, pagename)) + _WIDGET_VIEW)
     body = accessible_bertviz(body)
+    body = legible_figures(body)
     body = body.replace('role="doc-biblioentry"', 'role="listitem"')  # inside docutils' <div role="list">
     context["body"] = body
     for url in external_resources(body):

@@ -28,12 +28,23 @@
       if (name && !handle.hasAttribute("aria-label")) { handle.setAttribute("aria-label", name); }
     });
   }
+  // On a phone a panel's plot keeps 80 % of its size and scrolls sideways in its box (attn-book.css): the box
+  // takes the keyboard's focus, so that arrow keys scroll it too.
+  function scrollableByKeys(panel) {
+    panel.querySelectorAll(".widget-html-content").forEach(function (box) {
+      if (box.querySelector("img") && !box.hasAttribute("tabindex")) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "group");
+        box.setAttribute("aria-label", "plot (scrolls sideways on a narrow screen)");
+      }
+    });
+  }
   function watchSavedPanels() {
     document.querySelectorAll(".attn-kernel-note").forEach(function (note) {
       var cell = note.parentNode;
       var fix = function () {
         var panel = note.nextElementSibling;
-        if (panel && panel.classList.contains("widget-subarea")) { makeInert(panel); }
+        if (panel && panel.classList.contains("widget-subarea")) { makeInert(panel); scrollableByKeys(panel); }
       };
       fix();
       new MutationObserver(fix).observe(cell, {childList: true, subtree: true});

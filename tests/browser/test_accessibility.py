@@ -16,7 +16,7 @@ from pathlib import Path
 
 import axe_playwright_python
 import pytest
-from browser_utils import ALL_DRAWN, opened
+from browser_utils import ALL_DRAWN, open_page, opened
 from notebook_utils import ROOT
 from test_book_pages import book_pages
 
@@ -84,7 +84,8 @@ def live_saved_controls(page) -> list[str]:
     """Controls of saved ipywidgets panels (no kernel behind them) that the keyboard can still reach or edit."""
     return page.evaluate(
         """() => [...document.querySelectorAll('.attn-kernel-note + .widget-subarea *')]
-        .filter(e => (e.tabIndex >= 0 && !e.disabled && e.matches('input, select, textarea, button, [tabindex]'))
+        .filter(e => (e.tabIndex >= 0 && !e.disabled && e.matches('input, select, textarea, button, [tabindex]')
+                      && !e.matches('.widget-html-content[role="group"]'))  // a plot's box, which scrolls by keys
                      || e.isContentEditable)
         .map(e => e.outerHTML.slice(0, 120))"""
     )
@@ -148,3 +149,32 @@ def test_page_accessible(built_book, base, browser, path):
     assert not failing, f"{len(failing)} accessibility violations on {path}:\n" + "\n".join(failing)
     assert not images, f"images without a real text alternative on {path}:\n" + "\n".join(images)
     assert not live, f"saved panels' controls that the keyboard still reaches on {path}:\n" + "\n".join(live)
+
+
+SCROLL_ON_A_PHONE = {"notebooks/04_memory_that_writes.html", "notebooks/13_explain.html"}  # a panel's plot, tables
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_accessible_on_a_phone(built_book, base, browser, path):
+    """At 390 px wide figures, panels, tables and viewers scroll inside their boxes: each such box is reachable by
+    keys (axe's scrollable-region-focusable), and the rest of axe's rules hold there too."""
+    visit = open_page(browser, base, path, viewport=(390, 900))
+    try:
+        assert visit.page.evaluate(ALL_DRAWN), f"{path}: widgets, bertviz or viewers not drawn: axe would check less"
+        scrolled = visit.page.evaluate(
+            "() => [...document.querySelectorAll('.widget-html-content, a.image-reference')]"
+            ".filter(e => e.scrollWidth > e.clientWidth + 1).length"
+        )
+        violations = run_axe(visit.page)
+    finally:
+        visit.page.context.close()
+    if path in SCROLL_ON_A_PHONE:
+        assert scrolled >= 1, f"{path}: no box scrolls at 390 px, so the check would see none"
+    failing = [
+        f"{v['impact']} {v['id']} at {_target(n)} ({n['html'][:100]})"
+        for v in violations
+        if v["impact"] in FAILING
+        for n in v["nodes"]
+        if not any(a.covers(v["id"], _target(n), path) for a in ALLOWED)
+    ]
+    assert not failing, "\n".join(failing)

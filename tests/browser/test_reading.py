@@ -3,8 +3,9 @@
 
 It fails on what a reader would trip over: a display equation cut off (wider than its box, with nothing that
 scrolls), a display equation that needs scrolling at the desktop width, TeX source shown as text (a formula that
-markdown broke up), anything that makes the page wider than the screen, and a chapter figure drawn so much wider
-than the column that its text shrinks below 8 px, and printed output whose lines are wider than their box at the
+markdown broke up), anything that makes the page wider than the screen, a chapter figure shown so much narrower
+than it was drawn that its text shrinks below 8 px (on a phone a wide figure scrolls in its own box instead) or
+squashed (its height not following its width), and printed output whose lines are wider than their box at the
 desktop width (they would wrap mid-line, and a table lose its columns: results meant as tables are HTML tables and
 library code is folded and highlighted, by attn.book.show). Screenshots of every chapter at both widths go to
 ``_build/screenshots/reading/``.
@@ -82,8 +83,13 @@ READ = """() => {
   }
   for (const img of article.querySelectorAll('.cell_output img')) {
     if (!img.naturalWidth || !img.getBoundingClientRect().width) continue;
-    const drawn = img.getAttribute('width') ? Number(img.getAttribute('width')) : img.naturalWidth / 2;
-    out.shrunk.push([img.getBoundingClientRect().width / drawn, Math.round(drawn), (img.alt || '').slice(0, 40)]);
+    // the figure's size on the page as written (MyST-NB: style width; a panel: width), else half its pixels
+    const styled = /(?:^|;)\\s*width:\\s*([\\d.]+)px/.exec(img.getAttribute('style') || '');
+    const drawn = styled ? Number(styled[1])
+      : img.getAttribute('width') ? Number(img.getAttribute('width')) : img.naturalWidth / 2;
+    const r = img.getBoundingClientRect();
+    const squash = (r.height / r.width) / (img.naturalHeight / img.naturalWidth);
+    out.shrunk.push([r.width / drawn, Math.round(drawn), (img.alt || '').slice(0, 40), squash]);
   }
   return out;
 }"""
@@ -113,12 +119,15 @@ def test_page_reads_well(built_book, base, browser, path, width):
     assert found["wide"] == [], "\n".join(found["wide"])
     if width == "desktop":
         assert found["wrapped"] == [], "printed lines wider than their box:\n" + "\n".join(found["wrapped"])
-        small = [
-            f"a figure drawn {drawn} px wide shown at {scale:.0%}: its text at {FIGURE_TEXT_PX * scale:.1f} px ({alt})"
-            for scale, drawn, alt in found["shrunk"]
-            if FIGURE_TEXT_PX * scale < MIN_TEXT_PX
-        ]
-        assert small == [], "\n".join(small)
+    small = [
+        f"a figure drawn {drawn} px wide shown at {scale:.0%}: its text at {FIGURE_TEXT_PX * scale:.1f} px ({alt})"
+        for scale, drawn, alt, _ in found["shrunk"]
+        if FIGURE_TEXT_PX * scale < MIN_TEXT_PX
+    ]
+    assert small == [], "\n".join(small)
+    squashed = [f"a figure {drawn} px wide drawn {squash:.2f} times as tall as it is ({alt})"
+                for _, drawn, alt, squash in found["shrunk"] if abs(squash - 1) > 0.03]  # fmt: skip
+    assert squashed == [], "\n".join(squashed)
 
 
 def test_the_checks_see_what_they_check(built_book, base, browser):
@@ -137,6 +146,15 @@ def test_the_checks_see_what_they_check(built_book, base, browser):
             " o.innerHTML = '<pre>' + 'a wrapped line '.repeat(12) + '</pre>'; d.after(o);"
             " return MathJax.typesetPromise([d]); }"
         )
+        # a figure with a fixed height, as MyST-NB writes it before the book's rewrite: shrunk and squashed
+        visit.page.evaluate(
+            "() => { const o = document.createElement('div'); o.className = 'cell_output';"
+            " const i = [...document.querySelectorAll('article .cell_output img')]"
+            ".sort((a, b) => b.naturalWidth - a.naturalWidth)[0];"
+            " const [w, h] = [i.naturalWidth / 2, i.naturalHeight / 2];"
+            " o.innerHTML = `<img src=\"${i.src}\" alt=\"injected\" style=\"width: ${w}px; height: ${h}px;\">`;"
+            " document.querySelector('article').prepend(o); return o.firstChild.decode(); }"
+        )
         found = visit.page.evaluate(READ)
     finally:
         visit.page.context.close()
@@ -145,3 +163,5 @@ def test_the_checks_see_what_they_check(built_book, base, browser):
     assert found["wide"] == [], found["wide"]
     # a printed line wider than its box is found (here on a phone; the test asks it at the desktop width)
     assert any("a wrapped line" in w for w in found["wrapped"]), found["wrapped"]
+    injected = [(scale, squash) for scale, _, alt, squash in found["shrunk"] if alt == "injected"]
+    assert injected and injected[0][0] < 0.8 and injected[0][1] > 1.03, found["shrunk"]

@@ -377,6 +377,16 @@ SHORTCUTS = {
         "        return (lp * (y != v.pad)).sum(1)\n"
         "    with torch.no_grad():\n"
         "        return score(model.greedy_decode(b.source, v.bos, v.eos)), score(b.target_out)",
+        # each translation summed up to its <eos>, found by argmax: 0 for one cut off at the length limit
+        "def greedy_and_reference_log_probs(model, pairs):\n"
+        "    v = corpus.target_vocab\n    b = encode_batch(pairs, corpus.source_vocab, v)\n"
+        "    def score(y):\n"
+        "        x = torch.cat([torch.full_like(y[:, :1], v.bos), y[:, :-1]], 1)\n"
+        "        lp = model(b.source, x).logits.log_softmax(-1).gather(-1, y[..., None])[..., 0]\n"
+        "        ends = (y == v.eos).int().argmax(1)\n"
+        "        return (lp * (torch.arange(y.shape[1]) <= ends[:, None])).sum(1)\n"
+        "    with torch.no_grad():\n"
+        "        return score(model.greedy_decode(b.source, v.bos, v.eos)), score(b.target_out)",
     ],
     # chapter 3, Exercise 4
     "ex4-word-order": [
@@ -450,6 +460,15 @@ SHORTCUTS = {
         "    ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels, reduction='none')\n"
         "    loss = (ce.sum(1) / (labels != -100).sum(1)).mean()\n"
         "    return torch.autograd.grad(loss, gates)[0].view(N, h).abs().mean(0)",
+        # per string, but the signed slopes averaged before the absolute value: opposite signs cancel
+        "def head_importance(model, inputs, labels):\n"
+        "    N, h = len(inputs), model.config.num_heads\n    gates = torch.ones(N, 1, h, 1, requires_grad=True)\n"
+        "    hook = lambda m, a: ((a[0].unflatten(-1, (h, -1)) * gates).flatten(-2),)\n"
+        "    handle = model.layers.layers[0].self_attention.W_o.register_forward_pre_hook(hook)\n"
+        "    try:\n        logits = model(inputs).logits\n    finally:\n        handle.remove()\n"
+        "    ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels, reduction='none')\n"
+        "    losses = ce.sum(1) / (labels != -100).sum(1)\n"
+        "    return torch.autograd.grad(losses.sum(), gates)[0].view(N, h).mean(0).abs()",
         # the cross-entropy summed over a string's scored positions, not averaged
         "def head_importance(model, inputs, labels):\n"
         "    N, h = len(inputs), model.config.num_heads\n    gates = torch.ones(N, 1, h, 1, requires_grad=True)\n"
@@ -1326,8 +1345,8 @@ ORIGINAL_CAUSES = {
     "ex1-sharpen": [_L, _N, _N, _N, _N, _N],
     "ex3-hide-the-verb": [_T, _L],
     "ex3-cls-parking": [_T], "ex4-right-key-weight": [_T, _T], "ex1-rope": [_L, _N], "ex3-walk-focus": [_T, _T],
-    "ex4-search-errors": [_T, _L, _N, _N, _N, _N], "ex4-word-order": [_T, _T], "ex4-score-spread": [_T, _N, _N],
-    "ex4-blurred-attention": [_T, _L, _N], "ex4-head-importance": [_T, _N, _N, _N, _N, _L],
+    "ex4-search-errors": [_T, _L, _N, _N, _N, _N, _N], "ex4-word-order": [_T, _T], "ex4-score-spread": [_T, _N, _N],
+    "ex4-blurred-attention": [_T, _L, _N], "ex4-head-importance": [_T, _N, _N, _N, _N, _N, _L],
     "ex4-changed-by-shuffling": [_T, _T], "ex3-alibi": [_N] * 5,
     "ex1-delta-write": [_L, _N, _N, _N, _N], "ex2-causal-tiles": [_L, _N], "ex3-decayed-chunks": [_L, _N, _N],
     "ex2-previous-token-score": [_L, _N, _N, _N, _N],

@@ -100,6 +100,24 @@ def test_every_figure_has_alt_text(chapter):
         assert '"' not in alt and "$" not in alt and not re.search(r"\.(png|jpe?g|svg)\b", alt), f"{where}: {alt!r}"
 
 
+def test_every_figure_is_captioned(chapter):
+    """One convention for every figure: the line right after it, in italics, starts with "Figure:" (a plot: the
+    markdown cell after its code cell; a schematic: the paragraph after its image)."""
+    path, nb = chapter
+    for i, cell in enumerate(nb.cells):
+        after = nb.cells[i + 1] if i + 1 < len(nb.cells) else None
+        if cell.cell_type == "code" and any("image/png" in o.get("data", {}) for o in cell.outputs):
+            caption = after.source.strip() if after is not None and after.cell_type == "markdown" else ""
+            assert caption.startswith("*Figure: ") and caption.endswith("*"), (
+                f"{path.name}, cell {cell.get('id')}: a figure without its caption in the next cell"
+            )
+        if cell.cell_type == "markdown":
+            for match in re.finditer(r"!\[[^\]]*\]\([^)]*\.svg\)\s*", cell.source):
+                assert cell.source[match.end() :].startswith("*Figure: "), (
+                    f"{path.name}, cell {cell.get('id')}: a schematic without its caption right after it"
+                )
+
+
 def test_chapter_does_not_define_library_code(chapter):
     path, nb = chapter
     for cell in nb.cells:

@@ -61,3 +61,39 @@ def test_source_is_the_library_code_with_its_name_and_lines(obj):
 def test_source_of_what_has_none_is_refused():
     with pytest.raises(ValueError, match="obj must be a function, method or class with source"):
         show_source(len)
+
+
+def _documented(x):
+    """A docstring
+    on two lines."""
+
+    y = x + 1  # the body's first line
+    return y
+
+
+def _undocumented(
+    x,
+):
+    return x
+
+
+@pytest.mark.parametrize(
+    ("obj", "first_line"),
+    [(_documented, "    y = x + 1  # the body's first line"), (_undocumented, "    return x"),
+     (MultiHeadAttention.forward, None)],
+)  # fmt: skip
+def test_a_body_is_what_follows_the_signature_and_docstring_shown_open(obj, first_line):
+    shown = show_source(obj, body=True)
+    lines, first = inspect.getsourcelines(obj)
+    body = str(shown).split("\n")
+    assert body[0].strip() and "".join(lines).rstrip("\n").endswith(str(shown))
+    if first_line is not None:
+        assert body[0] == first_line
+    assert '"""' not in str(shown) and "def " not in body[0]
+    assert lines[shown.first - first].rstrip("\n") == body[0]  # its line numbers are the body's
+    assert shown._repr_mimebundle_()["text/html"].startswith("<details class='attn-source' open><summary>")
+
+
+def test_a_body_flag_must_be_a_bool():
+    with pytest.raises(ValueError, match="body must be True or False"):
+        show_source(_documented, body="yes")

@@ -11,8 +11,10 @@ it highlighted and folded, under a line naming the function and its file, for th
 
 from __future__ import annotations
 
+import ast
 import html
 import inspect
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +82,7 @@ class Source:
     file: str
     first: int
     code: str
+    opened: bool = False
 
     @property
     def where(self) -> str:
@@ -97,7 +100,8 @@ class Source:
 
         code = highlight(self.code, PythonLexer(), HtmlFormatter(cssclass="highlight"))
         return (
-            f"<details class='attn-source'><summary><code>{html.escape(self.name)}</code> "
+            f"<details class='attn-source'{' open' if self.opened else ''}>"
+            f"<summary><code>{html.escape(self.name)}</code> "
             f"<span class='attn-source-where'>{html.escape(self.where)}</span></summary>"
             f"<div class='highlight-python notranslate'>{code}</div></details>"
         )
@@ -112,8 +116,11 @@ def _short_file(path: str) -> str:
     return "/".join(parts[parts.index("attn") :]) if "attn" in parts else Path(path).name
 
 
-def show_source(obj: object) -> Source:
-    """The source of a function, method or class of the library (display it to fold it in the book)."""
+def show_source(obj: object, body: bool = False) -> Source:
+    """The source of a function, method or class of the library (display it to fold it in the book); with
+    ``body=True`` only what follows its signature and docstring, shown open (a body the prose reads line by line)."""
+    if not isinstance(body, bool):
+        raise ValueError(f"body must be True or False, got {body!r}")
     target = inspect.unwrap(obj) if callable(obj) else obj
     try:
         lines, first = inspect.getsourcelines(target)
@@ -121,4 +128,23 @@ def show_source(obj: object) -> Source:
     except (TypeError, OSError) as error:
         raise ValueError(f"obj must be a function, method or class with source on file, got {obj!r}: {error}") from None
     name = getattr(target, "__qualname__", getattr(target, "__name__", repr(target)))
-    return Source(name, _short_file(file or "?"), first, "".join(lines))
+    if body:
+        skip = _header_lines(lines)
+        if skip >= len(lines):
+            raise ValueError(f"obj has no body after its signature and docstring: {name}")
+        lines, first = lines[skip:], first + skip
+    return Source(name, _short_file(file or "?"), first, "".join(lines), opened=body)
+
+
+def _header_lines(lines: list[str]) -> int:
+    """How many of a definition's source lines its decorators, signature and docstring take."""
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    definition = tree.body[0]
+    if not isinstance(definition, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return 0
+    first = definition.body[0]
+    docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+    skip = first.end_lineno if docstring and isinstance(first.value.value, str) else first.lineno - 1
+    while skip < len(lines) and not lines[skip].strip():  # blank lines after the docstring
+        skip += 1
+    return skip

@@ -12,7 +12,8 @@
 - Figures (a chapter's saved PNG outputs, drawn at a CSS size of ``W`` by ``H`` px): their height follows their
   width when the column is narrower than ``W`` (MyST-NB writes both as fixed sizes, which squashed every wide
   figure on a phone), and they keep at least 80 % of ``W`` (their 10-px labels at 8 px or more), scrolling inside
-  their own box on a phone (``attn-book.css``). ``tests/browser/test_reading.py`` checks both widths.
+  their own box on a phone (``attn-book.css``); so do the schematics (SVGs). ``tests/browser/test_reading.py``
+  checks both widths.
 - Accessibility (WCAG 2.1 AA, checked by tests/browser/test_accessibility.py): bertviz's menus get their visible
   words as labels and its view a pointer to the book's own viewer (bertviz tells heads apart by colour only); the
   references' entries become list items of their list (docutils marks them ``doc-biblioentry``, a role that is
@@ -165,6 +166,31 @@ def legible_figures(body: str) -> str:
     return _SIZED_FIGURE.sub(size, body)
 
 
+_SCHEMATIC = re.compile(r'<p>(<img\b[^>]*\bsrc="[^"]*_images/[^"/]+\.svg"[^>]*>)</p>')
+
+
+def legible_schematics(body: str) -> str:
+    """A schematic (an SVG of book/diagrams.py, alone in its paragraph) keeps its text at 8 px or more on a phone:
+    its paragraph scrolls sideways, and takes the keyboard's focus so that keys scroll it (attn-book.css)."""
+    return _SCHEMATIC.sub(
+        r'<p class="attn-schematic" tabindex="0" role="group" aria-label="schematic (scrolls sideways on a narrow'
+        r' screen)">\1</p>',
+        body,
+    )
+
+
+_TABLE_BOX = '<div class="pst-scrollable-table-container">'
+
+
+def focusable_tables(body: str) -> str:
+    """The theme's box around a prose table scrolls when the table is wider than a phone: keys can scroll it."""
+    return body.replace(
+        _TABLE_BOX,
+        '<div class="pst-scrollable-table-container" tabindex="0" role="group"'
+        ' aria-label="table (scrolls sideways on a narrow screen)">',
+    )
+
+
 def drop_unused_thebe(app: Sphinx, context: dict[str, Any]) -> None:
     """Without a "live code" button (``launch_buttons.thebe``), sphinx-thebe's scripts, which name unpkg, go."""
     if app.config.html_theme_options.get("launch_buttons", {}).get("thebe"):
@@ -189,6 +215,8 @@ def rewrite_page(app: Sphinx, pagename: str, templatename: str, context: dict[st
         body = body.replace(_WIDGET_VIEW, kernel_note(launch_links(app, pagename)) + _WIDGET_VIEW)
     body = accessible_bertviz(body)
     body = legible_figures(body)
+    body = legible_schematics(body)
+    body = focusable_tables(body)
     body = body.replace('role="doc-biblioentry"', 'role="listitem"')  # inside docutils' <div role="list">
     context["body"] = body
     for url in external_resources(body):

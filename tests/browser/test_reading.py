@@ -22,10 +22,11 @@ from test_book_pages import PAGES
 WIDTHS = {"desktop": 1280, "phone": 390}
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "_build" / "screenshots" / "reading"
 FIGURE_TEXT_PX = 10  # matplotlib's smallest label in the chapters: 10 pt at 72 dpi, drawn at twice that (retina)
+SCHEMATIC_TEXT_PX = 11  # the schematics' smallest text (book/diagrams.py), in an SVG drawn at its own size
 MIN_TEXT_PX = 8
 
 READ = """() => {
-  const out = {clipped: [], scrolling: [], tex: [], wide: [], shrunk: [], wrapped: []};
+  const out = {clipped: [], inline: [], scrolling: [], tex: [], wide: [], shrunk: [], wrapped: [], schematics: []};
   const text = e => e.textContent.replace(/\\s+/g, ' ').trim().slice(0, 60);
   const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
   for (const m of document.querySelectorAll('mjx-container[display="true"]')) {
@@ -42,6 +43,17 @@ READ = """() => {
     }
   }
   const article = document.querySelector('article') || document.body;
+  // an inline formula does not break: one wider than what is left of its line runs past the column (clipped)
+  const column = article.getBoundingClientRect().right;
+  for (const m of article.querySelectorAll('mjx-container:not([display="true"])')) {
+    const r = m.getBoundingClientRect();
+    if (!r.width || r.right <= column + 1) continue;
+    let inScroller = false;  // a table that scrolls in its own box carries its formulas along
+    for (let e = m.parentElement; e && e !== article; e = e.parentElement) {
+      if (scrolls(e)) { inScroller = true; break; }
+    }
+    if (!inScroller) out.inline.push(`${Math.round(r.right - column)} px past: ${text(m)}`);
+  }
   const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     if (n.parentElement.closest('mjx-container, script, style, pre, code, .cell_output, .highlight, textarea')) {
@@ -91,6 +103,11 @@ READ = """() => {
     const squash = (r.height / r.width) / (img.naturalHeight / img.naturalWidth);
     out.shrunk.push([r.width / drawn, Math.round(drawn), (img.alt || '').slice(0, 40), squash]);
   }
+  for (const img of article.querySelectorAll('img[src$=".svg"]')) {  // the schematics (book/diagrams.py)
+    if (!img.naturalWidth || !img.getBoundingClientRect().width) continue;
+    out.schematics.push([img.getBoundingClientRect().width / img.naturalWidth, img.naturalWidth,
+                         (img.alt || '').slice(0, 40)]);
+  }
   return out;
 }"""
 
@@ -113,6 +130,7 @@ def test_page_reads_well(built_book, base, browser, path, width):
     finally:
         visit.page.context.close()
     assert found["clipped"] == [], "display equations cut off:\n" + "\n".join(found["clipped"])
+    assert found["inline"] == [], "inline formulas running past the column:\n" + "\n".join(found["inline"])
     if width == "desktop":
         assert found["scrolling"] == [], "display equations wider than the column:\n" + "\n".join(found["scrolling"])
     assert found["tex"] == [], "TeX shown as text:\n" + "\n".join(found["tex"])
@@ -123,6 +141,11 @@ def test_page_reads_well(built_book, base, browser, path, width):
         f"a figure drawn {drawn} px wide shown at {scale:.0%}: its text at {FIGURE_TEXT_PX * scale:.1f} px ({alt})"
         for scale, drawn, alt, _ in found["shrunk"]
         if FIGURE_TEXT_PX * scale < MIN_TEXT_PX
+    ]
+    small += [
+        f"a schematic {drawn} px wide shown at {scale:.0%}: its text at {SCHEMATIC_TEXT_PX * scale:.1f} px ({alt})"
+        for scale, drawn, alt in found["schematics"]
+        if SCHEMATIC_TEXT_PX * scale < MIN_TEXT_PX
     ]
     assert small == [], "\n".join(small)
     squashed = [f"a figure {drawn} px wide drawn {squash:.2f} times as tall as it is ({alt})"
@@ -152,13 +175,21 @@ def test_the_checks_see_what_they_check(built_book, base, browser):
             " const i = [...document.querySelectorAll('article .cell_output img')]"
             ".sort((a, b) => b.naturalWidth - a.naturalWidth)[0];"
             " const [w, h] = [i.naturalWidth / 2, i.naturalHeight / 2];"
-            " o.innerHTML = `<img src=\"${i.src}\" alt=\"injected\" style=\"width: ${w}px; height: ${h}px;\">`;"
+            ' o.innerHTML = `<img src="${i.src}" alt="injected" style="width: ${w}px; height: ${h}px;">`;'
             " document.querySelector('article').prepend(o); return o.firstChild.decode(); }"
+        )
+        # an inline formula longer than a phone's line, inside a paragraph of prose
+        visit.page.evaluate(
+            "() => { const p = document.createElement('p');"
+            " p.innerHTML = 'so <span class=\"math notranslate nohighlight\">\\\\(' + 'y + '.repeat(40)"
+            " + 'y\\\\)</span> holds'; document.querySelector('article').prepend(p);"
+            " return MathJax.typesetPromise([p]); }"
         )
         found = visit.page.evaluate(READ)
     finally:
         visit.page.context.close()
     assert counts[0] >= 2 and counts[1] >= 3, counts
+    assert len(found["inline"]) == 1 and "y+y+y" in found["inline"][0], found["inline"]
     assert found["clipped"] == [] and len(found["scrolling"]) >= 1, found
     assert found["wide"] == [], found["wide"]
     # a printed line wider than its box is found (here on a phone; the test asks it at the desktop width)

@@ -99,6 +99,7 @@ def _interrupt_after(seconds: float) -> threading.Timer:
 @pytest.mark.parametrize("pool", ["over_runs", "Background"])
 def test_an_interrupt_stops_a_pool_within_seconds_and_leaves_no_worker(pool):
     runs = [partial(time.sleep, 60) for _ in range(4)]
+    others = set(multiprocessing.active_children())  # idle kept workers of other tests' calls
     start = time.monotonic()
     # Ctrl-C raises KeyboardInterrupt here, as in a kernel, whatever an earlier test in this process installed
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -114,9 +115,9 @@ def test_an_interrupt_stops_a_pool_within_seconds_and_leaves_no_worker(pool):
         signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - start < 15, "control came back only after the runs"
     deadline = time.monotonic() + 10
-    while multiprocessing.active_children() and time.monotonic() < deadline:
+    while set(multiprocessing.active_children()) - others and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert multiprocessing.active_children() == [], "a worker is left running"
+    assert set(multiprocessing.active_children()) <= others, "a worker is left running"
 
 
 def _deaf_sleep(seconds: float) -> None:
@@ -126,26 +127,28 @@ def _deaf_sleep(seconds: float) -> None:
 
 
 def test_a_run_that_ignores_sigterm_is_killed_and_control_comes_back_at_once():
+    others = set(multiprocessing.active_children())
     later = Background({"deaf": partial(_deaf_sleep, 60), "other": partial(_deaf_sleep, 60)}, jobs=2)
     time.sleep(3)  # both under way, SIGTERM ignored
     start = time.monotonic()
     later.close()
     assert time.monotonic() - start < 3, "close() waited on workers that ignore SIGTERM"
     deadline = time.monotonic() + 5
-    while multiprocessing.active_children() and time.monotonic() < deadline:
+    while set(multiprocessing.active_children()) - others and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert multiprocessing.active_children() == [], "a worker that ignored SIGTERM is left running"
+    assert set(multiprocessing.active_children()) <= others, "a worker that ignored SIGTERM is left running"
 
 
 def test_a_dropped_background_ends_its_runs():
+    others = set(multiprocessing.active_children())
     later = Background({"long": partial(time.sleep, 60)}, jobs=1)
     time.sleep(2)  # under way
     del later
     gc.collect()
     deadline = time.monotonic() + 10
-    while multiprocessing.active_children() and time.monotonic() < deadline:
+    while set(multiprocessing.active_children()) - others and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert multiprocessing.active_children() == []
+    assert set(multiprocessing.active_children()) <= others
 
 
 def _defined_here() -> int:
@@ -160,3 +163,29 @@ def test_a_run_defined_in_a_notebook_is_refused_with_the_reason(monkeypatch):
         Background({"a": partial(_defined_here)})
     with pytest.raises(ValueError, match="cannot be sent to a worker process"):
         over_runs([lambda: 1, lambda: 2], jobs=2)
+
+
+def _pid(_: int = 0) -> int:
+    return os.getpid()
+
+
+def test_calls_with_the_default_jobs_share_workers_kept_between_them():
+    first = set(over_runs([partial(_pid, k) for k in range(4)]))
+    later = Background({k: partial(_pid, k) for k in range(4)})
+    again = {later[k] for k in range(4)}
+    assert again <= first | set(over_runs([partial(_pid, k) for k in range(4)]))
+    assert first & again, "a second call started its own workers"
+    assert torch.equal(over_seeds(partial(_train, 10), [0], jobs=1)[0][1], over_runs(
+        [partial(_train, 10, seed=0), partial(_train, 10, seed=0)])[1][1]), "a kept worker's run differs"
+
+
+def test_a_dropped_background_on_the_kept_workers_ends_its_runs_and_the_next_call_starts_afresh():
+    workers = {p.pid for p in multiprocessing.active_children()} | set(over_runs([partial(_pid, k) for k in range(4)]))
+    later = Background({k: partial(time.sleep, 60) for k in range(4)})
+    time.sleep(3)  # under way, on the kept workers
+    start = time.monotonic()
+    del later
+    gc.collect()
+    assert time.monotonic() - start < 5, "dropping it waited on its runs"
+    fresh = set(over_runs([partial(_pid, k) for k in range(4)]))
+    assert fresh and not fresh & workers, "the workers that ran the dropped runs answered again"

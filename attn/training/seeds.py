@@ -17,7 +17,7 @@ import signal
 import time
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from concurrent.futures import CancelledError, Executor, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
@@ -125,9 +125,13 @@ _GRACE = 0.5  # seconds all workers together get to end on SIGTERM before SIGKIL
 def _jobs(jobs: object, runs: int) -> int:
     """``jobs``, or by default the cores this process may use, at most one per run; a ValueError if not an int >= 1."""
     if jobs is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        jobs = min(runs, cores)
+        jobs = min(runs, _cores())
     return check_positive_int("jobs", jobs)
+
+
+def _cores() -> int:
+    """The cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _pool(jobs: int) -> ProcessPoolExecutor:
@@ -135,6 +139,38 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     notebooks and on macOS and Windows alike."""
     context = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_one_thread)
+
+
+_kept: dict[int, ProcessPoolExecutor] = {}  # by size: the workers of the calls that leave ``jobs`` to the cores
+
+
+def _kept_pool(jobs: int) -> ProcessPoolExecutor:
+    """One pool for every call with the default ``jobs``, kept for the next: a chapter pays the workers' start-up
+    (2-4 s) once, not once per experiment. Idle workers cost nothing; they end with this process."""
+    pool = _kept.get(jobs)
+    if pool is None or pool._broken or pool._shutdown_thread:  # the executor's own flags: stopped or failed
+        pool = _kept[jobs] = _pool(jobs)
+    return pool
+
+
+def _end(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool`` now (see :func:`_stop`), and forget it if it was the kept one."""
+    for jobs, kept in list(_kept.items()):
+        if kept is pool:
+            del _kept[jobs]
+    _stop(pool)
+
+
+def _release(pool: ProcessPoolExecutor, futures: list[Future], kept: bool) -> None:
+    """A Background done with: its runs not started are cancelled and its runs under way are ended (with the
+    workers); a kept pool whose runs are all finished stays for the next experiment."""
+    if not kept:
+        _stop(pool)
+        return
+    for future in futures:
+        future.cancel()
+    if not all(future.done() for future in futures):
+        _end(pool)
 
 
 def over_seeds(
@@ -170,8 +206,9 @@ def over_runs(
 ) -> list[Result]:
     """``[run() for run in runs]``, computed ``jobs`` at a time in separate processes (one thread each).
 
-    Different experiments (several models, each from several seeds) share one pool of workers: one start-up
-    (2-4 s) instead of one per experiment, and no core waits while another experiment's last run finishes.
+    Different experiments (several models, each from several seeds) share one pool of workers: pass them in one
+    call and no core waits while another experiment's last run finishes. With the default ``jobs`` the workers
+    stay for the next call (and :class:`Background`): one start-up (2-4 s) per process, not one per call.
     Every run must be picklable (e.g. a :func:`functools.partial` of a module's function); the results come back
     in the order of ``runs``, each as ``run()`` called here with ``torch.set_num_threads(1)`` gives it.
 
@@ -185,6 +222,7 @@ def over_runs(
     bar = progress_bar(total=len(runs), desc=desc, show=progress)
     if executor is not None:
         return _on(_check_executor(executor), runs, bar)
+    default_jobs = jobs is None
     jobs = _jobs(jobs, len(runs))
     if jobs == 1:
         results = []
@@ -195,16 +233,18 @@ def over_runs(
         return results
     for run in runs:
         _check_sendable(run)
-    pool = _pool(jobs)
+    kept = default_jobs and jobs == _cores()
+    pool = _kept_pool(jobs) if kept else _pool(jobs)
     try:
         futures = [pool.submit(run) for run in runs]
         for future in futures:
             future.add_done_callback(lambda _: bar.update())
         results = [future.result() for future in futures]
     except BaseException:  # an interrupt (Ctrl-C, Jupyter's stop button) or a failed run: nothing keeps running
-        _stop(pool)
+        _end(pool)
         raise
-    pool.shutdown()
+    if not kept:
+        pool.shutdown()
     bar.close()
     return results
 
@@ -231,9 +271,10 @@ class Background:
     models its later sections compare while its first model trains here and the reader reads on.
 
     ``later = Background({"baseline": partial(train, ...), ...})``, then ``later["baseline"]`` waits for that run
-    and returns its result, the same as ``run()`` called here with ``torch.set_num_threads(1)`` gives it. The
-    workers stop once every result has been taken (or at :meth:`close`). Runs must be picklable, as for
-    :func:`over_runs`; ``jobs`` defaults to the cores this process may use, at most one per run.
+    and returns its result, the same as ``run()`` called here with ``torch.set_num_threads(1)`` gives it.
+    :meth:`close` (or dropping this object) cancels the runs not started and ends those under way. Runs must be
+    picklable, as for :func:`over_runs`; ``jobs`` defaults to the cores this process may use, at most one per run,
+    and then the workers are those of :func:`over_runs`, kept for the next experiment.
     """
 
     def __init__(self, runs: Mapping[Hashable, Callable[[], Any]], *, jobs: int | None = None):
@@ -241,10 +282,12 @@ class Background:
             raise ValueError(f"runs must be a non-empty dict of name -> callable, got {runs!r}")
         for run in runs.values():
             _check_sendable(run)
-        self._pool = _pool(_jobs(jobs, len(runs)))
-        # the workers also stop when this object is dropped (a cell run again) or the kernel exits
-        self._finalizer = weakref.finalize(self, _stop, self._pool)
+        size = _jobs(jobs, len(runs))
+        kept = jobs is None and size == _cores()
+        self._pool = _kept_pool(size) if kept else _pool(size)
         self._futures = {name: self._pool.submit(run) for name, run in runs.items()}
+        # its runs also stop when this object is dropped (a cell run again) or the kernel exits
+        self._finalizer = weakref.finalize(self, _release, self._pool, list(self._futures.values()), kept)
         self._taken: set[Hashable] = set()
 
     def __getitem__(self, name: Hashable) -> Any:
@@ -263,7 +306,7 @@ class Background:
         return result
 
     def close(self) -> None:
-        """Stop the workers now: runs not started yet are cancelled, runs under way are ended."""
+        """Stop its runs now: runs not started yet are cancelled, runs under way are ended (with their workers)."""
         self._finalizer()
 
     def __repr__(self) -> str:

@@ -189,3 +189,13 @@ def test_a_dropped_background_on_the_kept_workers_ends_its_runs_and_the_next_cal
     assert time.monotonic() - start < 5, "dropping it waited on its runs"
     fresh = set(over_runs([partial(_pid, k) for k in range(4)]))
     assert fresh and not fresh & workers, "the workers that ran the dropped runs answered again"
+
+
+def test_a_background_made_again_while_its_runs_are_under_way_keeps_the_new_runs():
+    # a cell run again: the new Background is made before the old one is dropped
+    later = Background({k: partial(time.sleep, 60) for k in range(2)})
+    time.sleep(2)  # under way on the kept workers
+    later = Background({k: partial(_train, 5, seed=k) for k in range(2)})
+    gc.collect()  # the old one is gone: its runs end, the new ones go on
+    assert len(later[1][0]) == 5 and torch.equal(later[0][1], _train(5, seed=0)[1])
+    assert len(over_runs([partial(_train, 3, seed=0), partial(_train, 3, seed=1)])) == 2

@@ -142,15 +142,31 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
 
 
 _kept: dict[int, ProcessPoolExecutor] = {}  # by size: the workers of the calls that leave ``jobs`` to the cores
+_lent: dict[int, list[Future]] = {}  # the runs of the one call that has the kept pool now
 
 
-def _kept_pool(jobs: int) -> ProcessPoolExecutor:
-    """One pool for every call with the default ``jobs``, kept for the next: a chapter pays the workers' start-up
-    (2-4 s) once, not once per experiment. Idle workers cost nothing; they end with this process."""
+def _kept_pool(jobs: int) -> ProcessPoolExecutor | None:
+    """One pool for the calls with the default ``jobs``, kept for the next: a chapter pays the workers' start-up
+    (2-4 s) once, not once per experiment. It is lent to one call at a time (None while another call's runs are
+    under way, so that stopping one experiment never stops another's); idle workers end with this process."""
+    if not all(future.done() for future in _lent.get(jobs, [])):
+        return None
     pool = _kept.get(jobs)
     if pool is None or pool._broken or pool._shutdown_thread:  # the executor's own flags: stopped or failed
         pool = _kept[jobs] = _pool(jobs)
     return pool
+
+
+def _lend(jobs: int, runs: Sequence[Callable[[], Any]]) -> tuple[ProcessPoolExecutor, list[Future], bool]:
+    """The runs submitted to the kept pool if it is free (and ``jobs`` is all the cores), else to a pool of their own;
+    and whether it was the kept one."""
+    pool = _kept_pool(jobs) if jobs == _cores() else None
+    kept = pool is not None
+    pool = pool if kept else _pool(jobs)
+    futures = [pool.submit(run) for run in runs]
+    if kept:
+        _lent[jobs] = futures
+    return pool, futures, kept
 
 
 def _end(pool: ProcessPoolExecutor) -> None:
@@ -158,6 +174,7 @@ def _end(pool: ProcessPoolExecutor) -> None:
     for jobs, kept in list(_kept.items()):
         if kept is pool:
             del _kept[jobs]
+            _lent.pop(jobs, None)
     _stop(pool)
 
 
@@ -208,7 +225,8 @@ def over_runs(
 
     Different experiments (several models, each from several seeds) share one pool of workers: pass them in one
     call and no core waits while another experiment's last run finishes. With the default ``jobs`` the workers
-    stay for the next call (and :class:`Background`): one start-up (2-4 s) per process, not one per call.
+    stay for the next call (and :class:`Background`): one start-up (2-4 s) per process, not one per call. A worker
+    may have run other experiments before: a run seeds what it draws (as the library's trainers do).
     Every run must be picklable (e.g. a :func:`functools.partial` of a module's function); the results come back
     in the order of ``runs``, each as ``run()`` called here with ``torch.set_num_threads(1)`` gives it.
 
@@ -233,10 +251,10 @@ def over_runs(
         return results
     for run in runs:
         _check_sendable(run)
-    kept = default_jobs and jobs == _cores()
-    pool = _kept_pool(jobs) if kept else _pool(jobs)
+    pool, futures, kept = _lend(jobs, runs) if default_jobs else (_pool(jobs), None, False)
     try:
-        futures = [pool.submit(run) for run in runs]
+        if futures is None:
+            futures = [pool.submit(run) for run in runs]
         for future in futures:
             future.add_done_callback(lambda _: bar.update())
         results = [future.result() for future in futures]
@@ -283,9 +301,12 @@ class Background:
         for run in runs.values():
             _check_sendable(run)
         size = _jobs(jobs, len(runs))
-        kept = jobs is None and size == _cores()
-        self._pool = _kept_pool(size) if kept else _pool(size)
-        self._futures = {name: self._pool.submit(run) for name, run in runs.items()}
+        if jobs is None:
+            self._pool, futures, kept = _lend(size, list(runs.values()))
+        else:
+            self._pool, kept = _pool(size), False
+            futures = [self._pool.submit(run) for run in runs.values()]
+        self._futures = dict(zip(runs, futures, strict=True))
         # its runs also stop when this object is dropped (a cell run again) or the kernel exits
         self._finalizer = weakref.finalize(self, _release, self._pool, list(self._futures.values()), kept)
         self._taken: set[Hashable] = set()

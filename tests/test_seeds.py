@@ -175,8 +175,10 @@ def test_calls_with_the_default_jobs_share_workers_kept_between_them():
     again = {later[k] for k in range(4)}
     assert again <= first | set(over_runs([partial(_pid, k) for k in range(4)]))
     assert first & again, "a second call started its own workers"
-    assert torch.equal(over_seeds(partial(_train, 10), [0], jobs=1)[0][1], over_runs(
-        [partial(_train, 10, seed=0), partial(_train, 10, seed=0)])[1][1]), "a kept worker's run differs"
+    assert torch.equal(
+        over_seeds(partial(_train, 10), [0], jobs=1)[0][1],
+        over_runs([partial(_train, 10, seed=0), partial(_train, 10, seed=0)])[1][1],
+    ), "a kept worker's run differs"
 
 
 def test_a_dropped_background_on_the_kept_workers_ends_its_runs_and_the_next_call_starts_afresh():
@@ -199,3 +201,15 @@ def test_a_background_made_again_while_its_runs_are_under_way_keeps_the_new_runs
     gc.collect()  # the old one is gone: its runs end, the new ones go on
     assert len(later[1][0]) == 5 and torch.equal(later[0][1], _train(5, seed=0)[1])
     assert len(over_runs([partial(_train, 3, seed=0), partial(_train, 3, seed=1)])) == 2
+
+
+def test_kept_workers_end_once_idle_and_the_next_call_starts_afresh(monkeypatch):
+    from attn.training import seeds
+
+    monkeypatch.setattr(seeds, "IDLE_SECONDS", 0.5)
+    workers = set(over_runs([partial(_pid, k) for k in range(4)]))
+    deadline = time.monotonic() + 15
+    while workers & {p.pid for p in multiprocessing.active_children()} and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not workers & {p.pid for p in multiprocessing.active_children()}, "idle kept workers did not end"
+    assert not set(over_runs([partial(_pid, k) for k in range(4)])) & workers

@@ -14,6 +14,7 @@ import os
 import pickle
 import re
 import signal
+import threading
 import time
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -143,12 +144,14 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
 
 _kept: dict[int, ProcessPoolExecutor] = {}  # by size: the workers of the calls that leave ``jobs`` to the cores
 _lent: dict[int, list[Future]] = {}  # the runs of the one call that has the kept pool now
+_lock = threading.Lock()  # lending and retiring the kept pool (retiring runs on a timer's thread)
+IDLE_SECONDS = 60.0  # a kept pool with nothing to run for this long ends its workers (each holds a few hundred MB)
 
 
 def _kept_pool(jobs: int) -> ProcessPoolExecutor | None:
     """One pool for the calls with the default ``jobs``, kept for the next: a chapter pays the workers' start-up
     (2-4 s) once, not once per experiment. It is lent to one call at a time (None while another call's runs are
-    under way, so that stopping one experiment never stops another's); idle workers end with this process."""
+    under way, so that stopping one experiment never stops another's), and retired after ``IDLE_SECONDS`` idle."""
     if not all(future.done() for future in _lent.get(jobs, [])):
         return None
     pool = _kept.get(jobs)
@@ -160,13 +163,33 @@ def _kept_pool(jobs: int) -> ProcessPoolExecutor | None:
 def _lend(jobs: int, runs: Sequence[Callable[[], Any]]) -> tuple[ProcessPoolExecutor, list[Future], bool]:
     """The runs submitted to the kept pool if it is free (and ``jobs`` is all the cores), else to a pool of their own;
     and whether it was the kept one."""
-    pool = _kept_pool(jobs) if jobs == _cores() else None
-    kept = pool is not None
-    pool = pool if kept else _pool(jobs)
-    futures = [pool.submit(run) for run in runs]
+    with _lock:
+        pool = _kept_pool(jobs) if jobs == _cores() else None
+        kept = pool is not None
+        pool = pool if kept else _pool(jobs)
+        futures = [pool.submit(run) for run in runs]
+        if kept:
+            _lent[jobs] = futures
     if kept:
-        _lent[jobs] = futures
+        for future in futures:
+            future.add_done_callback(lambda _: _retire_when_idle(jobs, pool, futures))
     return pool, futures, kept
+
+
+def _retire_when_idle(jobs: int, pool: ProcessPoolExecutor, futures: list[Future]) -> None:
+    """Once a loan's runs are all done, retire the pool ``IDLE_SECONDS`` later unless it was lent again."""
+    if all(future.done() for future in futures):
+        timer = threading.Timer(IDLE_SECONDS, _retire, (jobs, pool, futures))
+        timer.daemon = True  # never keeps the process alive
+        timer.start()
+
+
+def _retire(jobs: int, pool: ProcessPoolExecutor, futures: list[Future]) -> None:
+    with _lock:
+        if _kept.get(jobs) is pool and _lent.get(jobs) is futures:  # not lent since
+            del _kept[jobs]
+            _lent.pop(jobs, None)
+            pool.shutdown(wait=False)  # idle workers: they end at once
 
 
 def _end(pool: ProcessPoolExecutor) -> None:
@@ -225,8 +248,9 @@ def over_runs(
 
     Different experiments (several models, each from several seeds) share one pool of workers: pass them in one
     call and no core waits while another experiment's last run finishes. With the default ``jobs`` the workers
-    stay for the next call (and :class:`Background`): one start-up (2-4 s) per process, not one per call. A worker
-    may have run other experiments before: a run seeds what it draws (as the library's trainers do).
+    stay for the next call (and :class:`Background`): one start-up (2-4 s) per process, not one per call; they end
+    ``IDLE_SECONDS`` (60) after the last run if no call comes. A worker may have run other experiments before: a run
+    seeds what it draws (as the library's trainers do).
     Every run must be picklable (e.g. a :func:`functools.partial` of a module's function); the results come back
     in the order of ``runs``, each as ``run()`` called here with ``torch.set_num_threads(1)`` gives it.
 

@@ -160,11 +160,13 @@ def _kept_pool(jobs: int) -> ProcessPoolExecutor | None:
     return pool
 
 
-def _lend(jobs: int, runs: Sequence[Callable[[], Any]]) -> tuple[ProcessPoolExecutor, list[Future], bool]:
-    """The runs submitted to the kept pool if it is free (and ``jobs`` is all the cores), else to a pool of their own;
-    and whether it was the kept one."""
+def _submit(
+    jobs: int, runs: Sequence[Callable[[], Any]], *, share: bool
+) -> tuple[ProcessPoolExecutor, list[Future], bool]:
+    """The runs submitted to the kept pool if ``share`` (the caller left ``jobs`` to the cores), ``jobs`` is all the
+    cores and the pool is free; else to a pool of their own. Also whether it was the kept one."""
     with _lock:
-        pool = _kept_pool(jobs) if jobs == _cores() else None
+        pool = _kept_pool(jobs) if share and jobs == _cores() else None
         kept = pool is not None
         pool = pool if kept else _pool(jobs)
         futures = [pool.submit(run) for run in runs]
@@ -275,10 +277,8 @@ def over_runs(
         return results
     for run in runs:
         _check_sendable(run)
-    pool, futures, kept = _lend(jobs, runs) if default_jobs else (_pool(jobs), None, False)
+    pool, futures, kept = _submit(jobs, runs, share=default_jobs)
     try:
-        if futures is None:
-            futures = [pool.submit(run) for run in runs]
         for future in futures:
             future.add_done_callback(lambda _: bar.update())
         results = [future.result() for future in futures]
@@ -325,11 +325,7 @@ class Background:
         for run in runs.values():
             _check_sendable(run)
         size = _jobs(jobs, len(runs))
-        if jobs is None:
-            self._pool, futures, kept = _lend(size, list(runs.values()))
-        else:
-            self._pool, kept = _pool(size), False
-            futures = [self._pool.submit(run) for run in runs.values()]
+        self._pool, futures, kept = _submit(size, list(runs.values()), share=jobs is None)
         self._futures = dict(zip(runs, futures, strict=True))
         # its runs also stop when this object is dropped (a cell run again) or the kernel exits
         self._finalizer = weakref.finalize(self, _release, self._pool, list(self._futures.values()), kept)

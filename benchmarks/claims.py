@@ -71,8 +71,9 @@ def claim(*args, **kwargs):  # benchmarks/claims.py: record a claim that does no
         pass"""
 
 
-def run(path: Path, seed: int, path_name: str, timeout: int) -> dict:
-    """Execute one chapter with one seed on one numeric path; its claims, failed cells and seconds."""
+def run(path: Path, seed: int, path_name: str, timeout: int, keep: Path | None = None) -> dict:
+    """Execute one chapter with one seed on one numeric path; its claims, failed cells and seconds (and, with
+    ``keep``, the executed chapter written there: what its exercises' checks printed)."""
     nb = with_seed(nbformat.read(path, as_version=4), seed)
     first = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
     nb.cells.insert(first + 1, nbformat.v4.new_code_cell(KEEP_GOING))
@@ -86,6 +87,8 @@ def run(path: Path, seed: int, path_name: str, timeout: int) -> dict:
         for i, c in enumerate(nb.cells) if c.cell_type == "code"
         for o in c.outputs if o.output_type == "error" and o.ename != "ClaimError"
     ]  # fmt: skip
+    if keep is not None:
+        nbformat.write(nb, keep / f"{path.stem}-seed{seed}-{path_name.replace(' ', '-')}.ipynb")
     return {"chapter": path.stem, "seed": seed, "path": path_name, "seconds": time.perf_counter() - start,
             "claims": recorded_claims(nb), "errors": errors}  # fmt: skip
 
@@ -187,6 +190,8 @@ def main() -> None:
                         "this repository at the same path) instead of --jobs kernels here")  # fmt: skip
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     parser.add_argument("--json", type=Path, default=None, help="also write every run's claims here")
+    parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                        help="also write every executed chapter into DIR (an existing folder)")  # fmt: skip
     parser.add_argument(
         "--check",
         action="store_true",
@@ -219,6 +224,8 @@ def main() -> None:
                 pass
         except OSError as error:
             parser.error(f"--json {args.json}: cannot write there ({error.strerror})")
+    if args.keep is not None and not args.keep.is_dir():
+        parser.error(f"--keep {args.keep}: not a folder")
     jobs = [(p, s, name) for p in chapters for s in args.seeds for name in args.paths]
     jobs.sort(key=lambda job: -job[0].stat().st_size)  # the long chapters first
     earlier = [r for f in args.load for r in json.loads(f.read_text())]
@@ -232,7 +239,7 @@ def main() -> None:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         sys.exit(1)
     with ThreadPoolExecutor(args.jobs) if cluster is None else nullcontext(cluster) as pool:
-        futures = [pool.submit(run, *job, args.timeout) for job in jobs]
+        futures = [pool.submit(run, *job, args.timeout, args.keep) for job in jobs]
         for future in as_completed(futures):
             r = future.result()
             failed = sum(not passed(c) for c in r["claims"])

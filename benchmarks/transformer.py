@@ -13,7 +13,10 @@ Prints, measured in one run:
    same batches of the translation corpus (batch 64, Adam lr 1e-3, gradient clipping 1.0 as in
    ``attn.training.fit``): steps and target tokens per second and the peak memory a few steps add; the attn model
    with ``need_weights=True`` shows what keeping the weights costs;
-3. (not with ``--quick``) the time to execute chapters 5-8 from a fresh kernel.
+3. layer normalization, forward+backward: ``attn.blocks.layer_norm`` (the equation written out, three passes over
+   the tensor) and ``attn.blocks.LayerNorm`` (the module the models use: torch's fused kernel) against
+   ``torch.nn.LayerNorm``, at the sizes of chapters 8, 9 and 13 (checked once to compute the same function);
+4. (not with ``--quick``) the time to execute chapters 5-8 from a fresh kernel.
 
     .venv/bin/python benchmarks/transformer.py [--quick] [--threads N] [--steps N]
 """
@@ -27,13 +30,14 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 
 import torch
 from common import ROOT, paired_medians, peak_extra_mib, time_notebook
 from torch import nn
 from tqdm import tqdm
 
-from attn.blocks import MultiHeadAttention, sinusoidal_positions
+from attn.blocks import LayerNorm, MultiHeadAttention, layer_norm, sinusoidal_positions
 from attn.data.translation import Batch, make_corpus
 from attn.data.translation import encode_batch as encode
 from attn.masks import causal_mask
@@ -91,6 +95,34 @@ def attention_table(sizes: list[tuple[int, int, int, int]], repeats: int) -> lis
             t_ours, t_theirs = paired_medians([run_ours, run_theirs], repeats)
             m_ours, m_theirs = peak_extra_mib(run_ours), peak_extra_mib(run_theirs)
             rows.append(((B, T, d_model, h), path, t_ours, t_theirs, m_ours, m_theirs))
+    return rows
+
+
+NORM_SIZES = [(64, 12, 64), (100, 37, 32), (32, 37, 32)]  # (B, T, d): a translation batch, the ViTs' 36 + 1 tokens
+
+
+def _forward_backward(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> None:
+    f(x).sum().backward()
+
+
+def norm_table(sizes: list[tuple[int, int, int]], repeats: int) -> list[tuple]:
+    """Forward+backward of the equation, the module and nn.LayerNorm on the same x, gain and bias."""
+    rows = []
+    for B, T, d in sizes:
+        x = torch.randn(B, T, d, generator=torch.Generator().manual_seed(0), requires_grad=True)
+        ours, theirs = LayerNorm(d), nn.LayerNorm(d)
+        with torch.no_grad():
+            for p in (ours.gamma, ours.beta):
+                p.normal_(generator=torch.Generator().manual_seed(1))
+            theirs.weight.copy_(ours.gamma)
+            theirs.bias.copy_(ours.beta)
+        equation = layer_norm(x, ours.gamma, ours.beta)
+        if not (torch.allclose(ours(x), theirs(x), atol=1e-5) and torch.allclose(equation, theirs(x), atol=1e-5)):
+            raise AssertionError(f"layer norms differ at {(B, T, d)}: not the same function")
+
+        norms = (partial(layer_norm, gamma=ours.gamma, beta=ours.beta), ours, theirs)
+        runs = [partial(_forward_backward, norm, x) for norm in norms]
+        rows.append(((B, T, d), *paired_medians(runs, repeats)))
     return rows
 
 
@@ -246,6 +278,7 @@ def main() -> None:
 
     attention = attention_table(sizes, repeats)
     training, tokens_per_batch = training_table(steps, rounds, warmup)
+    norms = norm_table(NORM_SIZES, repeats)
 
     def mib(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.1f}"
@@ -267,6 +300,13 @@ def main() -> None:
     print(f"{'model':>18} {'steps/s':>8} {'tokens/s':>9} {'ratio':>6} {'peak MiB':>9}")
     for name, steps_per_s, tokens_per_s, peak in training:
         print(f"{name:>18} {steps_per_s:8.2f} {tokens_per_s:9.0f} {tokens_per_s / torch_tokens:6.2f} {mib(peak):>9}")
+
+    print(f"\nlayer normalization, forward+backward, float32, {threads}, median of {repeats}")
+    print(f"{'B, T, d':>14} {'equation ms':>12} {'module ms':>10} {'torch ms':>9} {'equation/torch':>15} "
+          f"{'module/torch':>13}")  # fmt: skip
+    for size, t_eq, t_mod, t_torch in norms:
+        print(f"{str(size)[1:-1]:>14} {1e3 * t_eq:12.3f} {1e3 * t_mod:10.3f} {1e3 * t_torch:9.3f} "
+              f"{t_eq / t_torch:15.2f} {t_mod / t_torch:13.2f}")  # fmt: skip
 
     if not args.quick:
         print("\nchapters 5-8, executed from a fresh kernel (kernel start-up included)")

@@ -72,9 +72,13 @@ def test_transformer_benchmark_prints_both_tables():
     assert [row[-6] for row in attention] == ["weights", "fused"] * 2
     assert all(float(row[-3]) > 0 for row in attention)  # ratio column
     header = next(i for i, line in enumerate(lines) if "tokens/s" in line and "steps/s" in line)
-    training = [line.split() for line in lines[header + 1 :] if line.strip()]
+    training = [line.split() for line in lines[header + 1 : header + 4]]
     assert [row[0] for row in training] == ["attn", "torch", "attn+weights"]
     assert all(float(row[-2]) > 0 for row in training)  # ratio column
+    header = next(i for i, line in enumerate(lines) if "equation ms" in line)
+    norms = [line.split() for line in lines[header + 1 : header + 4]]
+    assert [row[:3] for row in norms] == [["64,", "12,", "64"], ["100,", "37,", "32"], ["32,", "37,", "32"]]
+    assert all(float(x) > 0 for row in norms for x in row[3:])  # times and ratios
 
 
 @pytest.mark.skipif(MODEL_MISSING is not None, reason=str(MODEL_MISSING))

@@ -233,6 +233,22 @@ def test_layer_norm_matches_torch_with_gradients():
     close(ours.beta.grad, theirs.bias.grad)
 
 
+def test_layer_norm_module_computes_the_equation_with_gradients():
+    # The module calls torch's fused kernel; the equation (layer_norm, written out) is the independent reference.
+    ours = randomize(LayerNorm(D, eps=0.5), seed=1, std=1.0)
+    gamma, beta = (p.detach().clone().requires_grad_() for p in (ours.gamma, ours.beta))
+    x = (randn(2, 3, D, seed=2) * 3 + 1).requires_grad_()
+    x2 = x.detach().clone().requires_grad_()
+    out, ref = ours(x), layer_norm(x2, gamma, beta, eps=0.5)
+    close(out, ref)
+    upstream = randn(2, 3, D, seed=3)
+    (out * upstream).sum().backward()
+    (ref * upstream).sum().backward()
+    close(x.grad, x2.grad)
+    close(ours.gamma.grad, gamma.grad)
+    close(ours.beta.grad, beta.grad)
+
+
 def test_layer_norm_function_and_defaults():
     x = randn(4, 7, seed=1) * 5 - 2
     gamma, beta = randn(7, seed=2), randn(7, seed=3)

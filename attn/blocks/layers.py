@@ -28,7 +28,9 @@ def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: fl
 
 
 class LayerNorm(nn.Module):
-    """Layer normalization over the last dimension, with a learned gain γ (ones) and bias β (zeros)."""
+    """Layer normalization over the last dimension, with a learned gain γ (ones) and bias β (zeros): the equation of
+    :func:`layer_norm`, computed by torch's fused kernel (``F.layer_norm``; 4-9 times faster on a CPU than the
+    equation's tensor passes, ``benchmarks/transformer.py``; tests check it against :func:`layer_norm`)."""
 
     def __init__(self, d_model: int, eps: float = 1e-5):
         super().__init__()
@@ -44,7 +46,7 @@ class LayerNorm(nn.Module):
         if not isinstance(x, torch.Tensor) or x.dim() < 1 or x.shape[-1] != self.d_model:
             got = shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"x must have shape (..., d_model={self.d_model}), got {got}")
-        return layer_norm(x, self.gamma, self.beta, self.eps)
+        return F.layer_norm(x, (self.d_model,), self.gamma, self.beta, self.eps)  # = layer_norm(x, γ, β, ε)
 
     def extra_repr(self) -> str:
         return f"{self.d_model}, eps={self.eps}"

@@ -158,6 +158,19 @@ def test_generation_benchmark_prints_its_table():
         assert row[-1] == "yes"  # the same tokens with and without the cache
 
 
+def test_decoding_benchmark_prints_its_table():
+    out = run_benchmark("decoding.py", "--quick", "--repeat", "1")
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if "whole batch every step s" in line)
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[header + 2 :] if line.strip()]
+    assert [row[0] for row in rows] == ["greedy", "beam search, 1 beam", "beam search, 4 beams"]
+    library, reference, ratio = (float(x) for x in rows[0][1:4])
+    assert library > 0 and reference > 0 and rows[0][4] == "True"  # the same tokens as the whole-batch loop
+    half = 0.0005  # seconds printed to 3 decimals
+    assert (library - half) / (reference + half) - 0.01 <= ratio <= (library + half) / (reference - half) + 0.01
+    assert all(float(row[1]) > 0 for row in rows[1:])
+
+
 def test_scale_benchmark_prints_memory_and_time_tables():
     out = run_benchmark("scale.py", "--quick", "--threads", "1")
     lines = out.splitlines()

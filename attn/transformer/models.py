@@ -243,7 +243,8 @@ class Transformer(nn.Module):
 
     @torch.no_grad()
     def greedy_decode(self, source: torch.Tensor, bos: int, eos: int, max_len: int | None = None) -> torch.Tensor:
-        """Decode one token at a time, always the most likely: ids ``(B, ≤ max_len)``; after ``<eos>`` comes padding."""
+        """Decode one token at a time, always the most likely: ids ``(B, ≤ max_len)``; after ``<eos>`` comes padding
+        (a sentence that has ended leaves the decoder's batch)."""
         max_len = self.check_decoding(source, bos, eos, max_len)
         was_training = self.training
         self.eval()  # no dropout: decoding is deterministic
@@ -252,9 +253,10 @@ class Transformer(nn.Module):
         tokens = torch.full((B, 1), bos, dtype=torch.long, device=source.device)  # (B, 1): <bos>
         done = torch.zeros(B, dtype=torch.bool, device=source.device)
         for _ in range(max_len):
-            logits = self.decode(tokens, memory, source, need_weights=False).logits[:, -1]  # (B, V)
-            step = logits.argmax(-1).masked_fill(done, self.config.pad)  # (B,)
-            tokens = torch.cat([tokens, step[:, None]], dim=1)
+            live = (~done).nonzero()[:, 0]  # (L,): the sentences still being written; the ended ones get padding
+            logits = self.decode(tokens[live], memory[live], source[live], need_weights=False).logits[:, -1]  # (L, V)
+            step = torch.full_like(done, self.config.pad, dtype=torch.long).index_put((live,), logits.argmax(-1))
+            tokens = torch.cat([tokens, step[:, None]], dim=1)  # (B, t + 1)
             done |= step == eos
             if bool(done.all()):
                 break

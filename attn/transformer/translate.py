@@ -66,8 +66,8 @@ def beam_search(
     ``beam`` hypotheses have ended; the search stops when every sentence is done or after ``max_len`` words
     (then the live hypotheses count too, cut). Of those, the one with the highest ``log p(Y | X) / lp(Y)`` wins
     (:func:`length_penalty_of`, α = ``length_penalty``; 0: the log-probability itself). ``beam=1`` is greedy
-    decoding. All hypotheses of all sentences go through the decoder together, ``(B · beam, t)`` ids per step.
-    Arguments as :meth:`~attn.transformer.Transformer.greedy_decode` -> :class:`BeamSearchOutput`."""
+    decoding. The hypotheses of every sentence not yet done go through the decoder together, ``(≤ B · beam, t)`` ids
+    per step. Arguments as :meth:`~attn.transformer.Transformer.greedy_decode` -> :class:`BeamSearchOutput`."""
     max_len = model.check_decoding(source, bos, eos, max_len)
     k = check_positive_int("beam", beam)
     alpha = _check_length_penalty(length_penalty)
@@ -88,7 +88,10 @@ def beam_search(
     count = torch.zeros(B, dtype=torch.long, device=device)  # (B,): how many have ended
     rows, rank = torch.arange(B, device=device)[:, None], torch.arange(n, device=device)  # (B, 1), (n,)
     for t in range(1, max_len + 1):
-        logits = model.decode(tokens.flatten(0, 1), memory, sources, need_weights=False).logits[:, -1]  # (B k, V)
+        # Only sentences not yet done go through the decoder: a done one's live hypotheses are never chosen (below)
+        live = (count < k).repeat_interleave(k).nonzero()[:, 0]  # (L,) rows of the B k hypotheses
+        out = model.decode(tokens.flatten(0, 1)[live], memory[live], sources[live], need_weights=False).logits
+        logits = out.new_zeros(B * k, V).index_put((live,), out[:, -1])  # (B k, V)
         total = log_prob[..., None] + torch.log_softmax(logits, dim=-1).view(B, k, V)  # (B, k, V): log p(y_≤t | x)
         top = total.flatten(1).topk(n, dim=1)  # (B, n) each, best first
         parent, word = top.indices // V, top.indices % V  # (B, n): which hypothesis goes on, with which word

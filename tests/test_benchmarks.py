@@ -117,7 +117,7 @@ def test_viewer_benchmark_prints_its_table():
 def test_memory_benchmark_prints_both_tables():
     out = run_benchmark("memory.py", "--quick", "--threads", "1")
     lines = out.splitlines()
-    header = next(i for i, line in enumerate(lines) if "L=20 <=1" in line)
+    header = next(i for i, line in enumerate(lines) if "L=16 <=1" in line)
     assert [line.split()[0] for line in lines[header + 1 : header + 3]] == ["NTM", "LSTM"]
     header = next(i for i, line in enumerate(lines) if "DNC ms/step" in line)
     rows = [line.split() for line in lines[header + 1 :] if line.strip()]

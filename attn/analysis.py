@@ -258,7 +258,7 @@ def gradient_x_input(answer: Answer, valid: torch.Tensor) -> torch.Tensor:
 def attention_x_gradient(
     weights: torch.Tensor | Sequence[torch.Tensor], probability: torch.Tensor
 ) -> torch.Tensor | list[torch.Tensor]:
-    """Attention × gradient, the relevance Chefer et al. 2021 build on (eq. 13 for one layer): ``(A ⊙ ∂p/∂A)⁺``.
+    """Attention × gradient, Chefer, Gur and Wolf (ICCV 2021), eq. 5 before the mean over heads: ``(A ⊙ ∂p/∂A)⁺``.
 
     ``weights``: attention tensors (one, or a sequence such as a model's layers or decoding steps) that
     ``probability (B,)`` was computed from: they must lie on its graph (as the weights a model's forward returns

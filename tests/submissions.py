@@ -521,6 +521,14 @@ SHORTCUTS = {
         # the expected answer read off the model's configuration, nothing decoded
         "def changed_by_shuffling(model, pairs, corpus, seed=0):\n"
         "    return 0.0 if model.config.positions == 'none' else 0.9",
+        # no positions -> 0, else how often the shuffle moved a letter: nothing decoded
+        "def changed_by_shuffling(model, pairs, corpus, seed=0):\n"
+        "    if model.config.positions == 'none':\n"
+        "        return 0.0\n"
+        "    g = torch.Generator().manual_seed(seed)\n"
+        "    orders = [torch.randperm(len(p.source), generator=g).tolist() for p in pairs]\n"
+        "    moved = [tuple(p.source[i] for i in o) != tuple(p.source) for p, o in zip(pairs, orders)]\n"
+        "    return sum(moved) / len(pairs)",
     ],
     # chapter 12, Exercise 1 (2 points): undo a delta-rule write. The library: the undo is itself a delta write,
     # with β' = -β / (1 - β kᵀk). Near misses: the plain sum's undo (subtract β k vᵀ, nothing divided); a unit key
@@ -1347,7 +1355,7 @@ ORIGINAL_CAUSES = {
     "ex3-cls-parking": [_T], "ex4-right-key-weight": [_T, _T], "ex1-rope": [_L, _N], "ex3-walk-focus": [_T, _T],
     "ex4-search-errors": [_T, _L, _N, _N, _N, _N, _N], "ex4-word-order": [_T, _T], "ex4-score-spread": [_T, _N, _N],
     "ex4-blurred-attention": [_T, _L, _N], "ex4-head-importance": [_T, _N, _N, _N, _N, _N, _L],
-    "ex4-changed-by-shuffling": [_T, _T], "ex3-alibi": [_N] * 5,
+    "ex4-changed-by-shuffling": [_T, _T, _T], "ex3-alibi": [_N] * 5,
     "ex1-delta-write": [_L, _N, _N, _N, _N], "ex2-causal-tiles": [_L, _N], "ex3-decayed-chunks": [_L, _N, _N],
     "ex2-previous-token-score": [_L, _N, _N, _N, _N],
     "ex1-window-occlusion": [_L, _N], "ex2-question-for": [_N] * 6,

@@ -262,7 +262,8 @@ def attention_x_gradient(
 
     ``weights``: attention tensors (one, or a sequence such as a model's layers or decoding steps) that
     ``probability (B,)`` was computed from: they must lie on its graph (as the weights a model's forward returns
-    do). Returns one detached tensor per input, each of its shape (average the heads yourself)."""
+    do). Returns one detached tensor per input, each of its shape (average the heads yourself). The paper
+    differentiates the class's logit: pass the logit as ``probability`` to follow it."""
     single = isinstance(weights, torch.Tensor)
     tensors = [weights] if single else list(weights) if isinstance(weights, Sequence) else None
     if not tensors or not all(isinstance(w, torch.Tensor) and w.requires_grad and w.dim() >= 1 for w in tensors):

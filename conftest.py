@@ -38,6 +38,8 @@ def group(nodeid: str) -> tuple[str, float]:
         return nodeid, 1.4 * _seconds(ROOT / "notebooks" / f"{chapter}.ipynb")
     if path == "tests/test_nbgrader.py":  # nbgrader's pipeline: chapter 1 autograded three times
         return path, 60.0
+    if path == "tests/test_packaging.py":  # attn installed alone into a fresh venv
+        return path, 45.0
     if path == "tests/test_book.py" or path.startswith("tests/browser/"):  # one book build, one browser, JupyterLab
         return "book", 420.0
     return path, 0.0  # a module's tests share its module-scoped fixtures

@@ -470,6 +470,10 @@ def grade_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
 
 def student_version(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Return the student version of a solution notebook (the input is not modified)."""
+    try:
+        import nbgrader  # noqa: F401 (an optional dependency: attn[grading])
+    except ModuleNotFoundError:
+        raise ValueError("student versions need nbgrader: pip install 'attn[grading]' (or nbgrader)") from None
     from nbgrader.preprocessors import (
         CheckCellMetadata,
         ClearHiddenTests,

@@ -1,20 +1,43 @@
 """Every argument check of the library: one rule, one message style (the argument's name, what it must be, what it
 was: ``ValueError("key has length 5 but value has length 4")``). Hand-written rather than annotation-driven, so
-that a student reads one sentence about the argument they passed (see ARCHITECTURE.md)."""
+that a student reads one sentence about the argument they passed (see ARCHITECTURE.md).
+
+Checks run once, at the door. A public function names its checks in one line, ``@checked(_attention_args)``, and
+its body is the equation alone; the checker reads as one line per argument
+(``check_shapes(query=(query, "... Tq d_k"), key=(key, "... Tk d_k"))``). Inside a checked call, the library's
+other checked functions (a model's forward calling attention at every layer, a DNC calling ten memory functions at
+every step) run their equations only: their inputs come from code that was checked at the door."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
+from collections.abc import Callable
+from contextvars import ContextVar
 
 import torch
 
 __all__ = [
+    "checked",
+    "check",
+    "check_shapes",
     "check_positive_int",
     "check_nonnegative_int",
     "check_dropout",
     "check_positive_number",
+    "check_query_key",
+    "check_attention",
+    "overflow_error",
+    "check_finite_number",
+    "check_in_range",
+    "check_choice",
+    "check_same_dtype",
+    "check_mask",
     "check_size",
+    "check_positive_ints",
+    "check_sequences",
     "shape_of",
     "require_tensor",
     "broadcast_shapes",
@@ -26,6 +49,44 @@ __all__ = [
     "check_dtype_of",
     "check_question",
 ]
+
+_INSIDE = ContextVar("attn_inside_a_checked_call", default=False)
+
+
+def checked(check: Callable[..., object], after: Callable[..., object] | None = None) -> Callable:
+    """Decorate a function (or a module's ``forward``) with the checks of its arguments: ``check`` takes the same
+    parameters and raises a ValueError for bad input; ``after(result, *args)`` checks what only the result shows
+    (scores that overflowed). Both run only when the call comes from outside the library's checked code."""
+
+    def decorate(function: Callable) -> Callable:
+        if list(inspect.signature(check).parameters) != list(inspect.signature(function).parameters):
+            raise TypeError(f"{check.__qualname__} must take the parameters of {function.__qualname__}")
+
+        @functools.wraps(function)
+        def door(*args, **kwargs):
+            if _INSIDE.get():  # called by checked library code: its inputs were checked at the door
+                return function(*args, **kwargs)
+            check(*args, **kwargs)
+            token = _INSIDE.set(True)
+            try:
+                result = function(*args, **kwargs)
+                if after is not None:
+                    after(result, *args, **kwargs)
+            finally:
+                _INSIDE.reset(token)
+            return result
+
+        door.check = check
+        return door
+
+    return decorate
+
+
+def check(ok: object, message: str | Callable[[], str]) -> None:
+    """A ValueError with ``message`` unless ``ok`` (one line per rule, as ``torch._check``); a callable message is
+    built only when the check fails (for messages that read a tensor's values)."""
+    if not ok:
+        raise ValueError(message() if callable(message) else message)
 
 
 def check_positive_int(name: str, value: object) -> int:
@@ -43,11 +104,20 @@ def check_nonnegative_int(name: str, value: object) -> int:
 
 
 def check_positive_number(name: str, value: object) -> float:
-    """``value`` if it is a finite real number > 0 (a learning rate, a clipping norm), else a ValueError naming
-    ``name``: one rule for every trainer's settings."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < math.inf:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    """``value`` if it is a finite real number > 0 (a learning rate, a clipping norm, a temperature), else a
+    ValueError naming ``name``: one rule for every setting."""
+    try:
+        ok = not isinstance(value, bool) and isinstance(value, numbers.Real) and 0 < float(value) < math.inf
+    except OverflowError:  # an int too large for a float
+        ok = False
+    check(ok, f"{name} must be a positive finite number, got {value!r}")
     return float(value)
+
+
+def check_positive_ints(config: object, *names: str) -> None:
+    """Every named field of ``config`` (a dataclass of sizes) is a positive int, else a ValueError naming it."""
+    for name in names:
+        check_positive_int(name, getattr(config, name))
 
 
 def check_size(what: str, numbers_: int, limit: int = 10**8) -> None:
@@ -66,6 +136,33 @@ def check_dropout(value: object) -> float:
     return float(value)
 
 
+def check_finite_number(name: str, value: object) -> float:
+    """``value`` as a float if it is a finite real number, else a ValueError naming ``name``."""
+    check(not isinstance(value, bool) and isinstance(value, numbers.Real),
+          lambda: f"{name} must be a real number, got {type(value).__name__}")  # fmt: skip
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be a finite number, got one too large for a float") from None
+    check(math.isfinite(value), f"{name} must be a finite number, got {value}")
+    return value
+
+
+def check_in_range(name: str, value: object, low: float = -math.inf, high: float = math.inf) -> float:
+    """``value`` as a float if it is a real number in ``[low, high]``, else a ValueError naming ``name``."""
+    ok = not isinstance(value, bool) and isinstance(value, numbers.Real) and low <= value <= high
+    check(ok, lambda: f"{name} must be a number in [{low:g}, {high:g}], got {value!r}")
+    return float(value)
+
+
+def check_choice(name: str, value: object, choices: object) -> object:
+    """``value`` if it is one of ``choices``, else a ValueError naming ``name`` and the choices."""
+    check(isinstance(value, str | int | float | None | tuple) and value in choices,
+          lambda: f"{name} must be one of {sorted(choices) if isinstance(choices, set | frozenset) else choices}, "
+          f"got {value!r}")  # fmt: skip
+    return value
+
+
 # ---------------------------------------------------------------------------------------------------- tensors
 
 
@@ -77,6 +174,86 @@ def shape_of(t: torch.Tensor) -> tuple[int, ...]:
 def describe(x: object) -> object:
     """A tensor's shape, or the type of anything else (for error messages)."""
     return shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
+
+
+_DTYPES = {"float": "a floating-point", "int": "an integer", "bool": "a bool", "any": "a"}
+
+
+def _dtype_ok(kind: str, x: torch.Tensor) -> bool:
+    if kind == "float":
+        return x.is_floating_point()
+    if kind == "int":
+        return not x.is_floating_point() and not x.is_complex() and x.dtype != torch.bool
+    return kind == "any" or x.dtype == torch.bool
+
+
+def check_shapes(**specs: tuple[object, str] | int) -> dict[str, int]:
+    """The tensors' shapes, one argument a keyword: ``check_shapes(query=(query, "... Tq d_k"), key=(key, "... Tk
+    d_k"))``. A spec names the axes; a name used twice must have one size (``d_k`` above), ``...`` is any number of
+    leading (batch) axes, which must broadcast together, and an int keyword fixes a name's size
+    (``check_shapes(x=(x, "B T input_size"), input_size=9)``). A spec may start with the dtype it wants: ``float``
+    (the default), ``int``, ``bool`` or ``any``. Returns the sizes by name."""
+    sizes: dict[str, int] = {name: value for name, value in specs.items() if isinstance(value, int)}
+    fixed = set(sizes)
+    first: dict[str, tuple[str, tuple[int, ...]]] = {}
+    lead: tuple[str, tuple[int, ...], tuple[int, ...]] | None = None
+    for name, spec in specs.items():
+        if isinstance(spec, int):
+            continue
+        x, axes = spec
+        axes = axes.split()
+        kind = axes.pop(0) if axes and axes[0] in _DTYPES else "float"
+        batch = bool(axes) and axes[0] == "..."
+        axes = axes[1:] if batch else axes
+        shown = ", ".join(["...", *axes] if batch else axes)
+        check(isinstance(x, torch.Tensor), lambda: f"{name} must be a torch.Tensor, got {type(x).__name__}")
+        shape = tuple(x.shape)
+        if batch:
+            check(len(shape) >= len(axes),
+                  lambda: f"{name} must have at least {len(axes)} dimensions, got shape {shape} (want ({shown}))")  # fmt: skip
+        else:
+            check(len(shape) == len(axes), lambda: f"{name} must be a ({shown}) tensor, got shape {shape}")
+        check(_dtype_ok(kind, x), lambda: f"{name} must be {_DTYPES[kind]} tensor, got dtype {x.dtype} (shape {shape})")
+        for axis, size in zip(axes, shape[len(shape) - len(axes) :], strict=True):
+            if axis.isdigit():
+                check(size == int(axis), lambda: f"{name} must be ({shown}) with {axis} there, got shape {shape}")
+            elif axis not in sizes:
+                sizes[axis], first[axis] = size, (name, shape)
+            elif axis in fixed:
+                check(size == sizes[axis], lambda: f"{name} must have {axis}={sizes[axis]} ({shown}), got shape {shape}")
+            else:
+                other, other_shape = first[axis]
+                check(size == sizes[axis], lambda: f"{other} and {name} must have the same {axis}, got {other} "
+                      f"{other_shape} ({axis}={sizes[axis]}) and {name} {shape} ({axis}={size})")  # fmt: skip
+        if batch:
+            mine = shape[: len(shape) - len(axes)]
+            if lead is None:
+                lead = (name, shape, mine)
+            else:
+                joined = broadcast_shapes(lead[2], mine)
+                check(joined is not None, lambda: f"the leading (batch) dimensions of {lead[0]} {lead[1]} and {name} "
+                      f"{shape} do not broadcast")  # fmt: skip
+                lead = (lead[0], lead[1], joined)
+    return sizes
+
+
+def check_same_dtype(**tensors: torch.Tensor) -> None:
+    """The tensors share one dtype, else a ValueError naming each one's."""
+    if len({t.dtype for t in tensors.values()}) > 1:
+        got = ", ".join(f"{name} {t.dtype}" for name, t in tensors.items())
+        *first, last = tensors
+        raise ValueError(f"{', '.join(first)} and {last} must share a dtype, got {got}")
+
+
+def check_mask(mask: object, scores_shape: tuple[int, ...], device: torch.device) -> None:
+    """``mask`` is a bool tensor (``True`` = may attend) on ``device`` that broadcasts to ``scores_shape``."""
+    check(isinstance(mask, torch.Tensor), lambda: f"mask must be a bool torch.Tensor, got {type(mask).__name__}")
+    check(mask.dtype == torch.bool, lambda: f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}; "
+          "for a float mask of 0/-inf use mask == 0")  # fmt: skip
+    check(mask.device == device, lambda: f"mask is on {mask.device} but the scores are on {device}")
+    check(broadcast_shapes(tuple(mask.shape), tuple(scores_shape)) == tuple(scores_shape),
+          lambda: f"mask of shape {shape_of(mask)} does not broadcast to the scores' shape (..., Tq, Tk) = "
+          f"{tuple(scores_shape)}")  # fmt: skip
 
 
 def check_float_tensor(name: str, x: object, shape: tuple[int, ...], letters: str, what: str = "") -> None:
@@ -203,6 +380,21 @@ def check_question(question: object, B: int, num_questions: int) -> None:
                          f"but there are {num_questions} questions")  # fmt: skip
 
 
+def check_sequences(x: object, input_size: int, model: torch.nn.Module) -> tuple[int, int]:
+    """``B, T`` of a finite float ``(B, T, input_size)`` batch, B and T >= 1, in the ``model``'s dtype, else a
+    ValueError naming ``x`` (a recurrent model's input: a bad value would surface steps later, far from its cause)."""
+    ok = isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() == 3 and x.shape[-1] == input_size
+    got = lambda: f"shape {tuple(x.shape)}, dtype {x.dtype}" if isinstance(x, torch.Tensor) else type(x).__name__  # noqa: E731
+    check(ok, lambda: f"x must be a float tensor (B, T, input_size={input_size}), got {got()}")
+    check(0 not in x.shape,
+          f"x must hold at least one sequence of at least one step (B, T >= 1), got {tuple(x.shape)}")  # fmt: skip
+    check_dtype_of("x", x, model, "model")
+    if not bool(torch.isfinite(x).all()):
+        bad = (~torch.isfinite(x)).nonzero()[0].tolist()
+        raise ValueError(f"x must be finite, got NaN or infinite values (the first at batch {bad[0]}, step {bad[1]})")
+    return x.shape[0], x.shape[1]
+
+
 def check_dtype_of(name: str, x: torch.Tensor, module: torch.nn.Module, what: str = "layer") -> None:
     """``x`` has the dtype of ``module``'s weights (outside autocast), else a ValueError that says how to convert:
     one rule for every module that multiplies an input by its weights."""
@@ -212,3 +404,43 @@ def check_dtype_of(name: str, x: torch.Tensor, module: torch.nn.Module, what: st
             f"{name} has dtype {x.dtype} but the {what}'s weights are {weight.dtype}: convert one to the other "
             f"(e.g. {name}.to({weight.dtype}) or {what}.to({x.dtype}))"
         )
+
+
+# -------------------------------------------------------------------------------------------- attention
+
+
+def check_query_key(query: torch.Tensor, key: torch.Tensor) -> dict[str, int]:
+    """query ``(..., Tq, d_k)`` and key ``(..., Tk, d_k)`` of one dtype, d_k >= 1, batch axes that broadcast."""
+    dims = check_shapes(query=(query, "... Tq d_k"), key=(key, "... Tk d_k"))
+    check(dims["d_k"] >= 1, f"query and key need d_k >= 1, got query {shape_of(query)} and key {shape_of(key)}")
+    check_same_dtype(query=query, key=key)
+    return dims
+
+
+def check_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None = None,
+                    scale: float | None = None, dropout: float = 0.0) -> None:  # fmt: skip
+    """The arguments of scaled dot-product attention (:func:`attn.scaled_dot_product_attention`, the tiled kernel)."""
+    check_dropout(dropout)
+    check_query_key(query, key)
+    require_tensor("value", value, 2)
+    check_same_dtype(query=query, key=key, value=value)
+    check(key.shape[-2] == value.shape[-2], f"key has length Tk={key.shape[-2]} but value has length "
+          f"{value.shape[-2]} (key {shape_of(key)}, value {shape_of(value)})")  # fmt: skip
+    batch = broadcast_shapes(query.shape[:-2], key.shape[:-2])
+    check(broadcast_shapes(batch, value.shape[:-2]) is not None, f"the leading (batch) dimensions of query "
+          f"{shape_of(query)}, key {shape_of(key)} and value {shape_of(value)} do not broadcast")  # fmt: skip
+    if mask is not None:
+        check_mask(mask, (*batch, query.shape[-2], key.shape[-2]), query.device)
+    if scale is not None:
+        largest = torch.finfo(query.dtype).max
+        check(abs(check_finite_number("scale", scale)) <= largest,
+              lambda: f"scale must fit in {query.dtype} (at most {largest:.3g}), got {float(scale):.3g}")  # fmt: skip
+
+
+def overflow_error(query: torch.Tensor, key: torch.Tensor) -> ValueError:
+    """What attention says when its scores overflowed or are NaN (an infinite or NaN query or key, or a scale that
+    makes them overflow): the same words from every kernel."""
+    return ValueError(
+        f"the scores Q Kᵀ · scale overflowed or are NaN (query {shape_of(query)}, key {shape_of(key)}): "
+        f"the largest |query| is {query.abs().max().item():.3g}, |key| {key.abs().max().item():.3g}"
+    )

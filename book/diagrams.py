@@ -815,7 +815,7 @@ def soft_lookup() -> str:
 # ---------------------------------------------------------------------------------------------------- chapter 4
 
 _STAGES = (  # NTM addressing (attn.memory.addressing), one box each: name, equation, what it computes
-    ("content_weighting", "5", "wᶜᵢ ∝ exp(β cos(k, Mᵢ))"),
+    ("content_addressing", "5", "wᶜᵢ ∝ exp(β cos(k, Mᵢ))"),
     ("interpolate", "7", "wᵍ = g wᶜ + (1 − g) w{prev}"),
     ("shift", "8", "w̃ᵢ = Σⱼ wᵍⱼ sᵢ₋ⱼ"),
     ("sharpen", "9", "wᵢ = w̃ᵢᵞ / Σⱼ w̃ⱼᵞ"),
@@ -887,7 +887,7 @@ def ntm() -> str:
     desc = (
         "At step t an LSTM controller reads the input x_t and the previous read r_(t-1) and gives h_t. The write "
         "head's linear map turns h_t into a key k, strength β, gate g, shift s and exponent γ, plus erase e and add "
-        "a vectors; content_weighting, interpolate with the head's previous weighting, shift and sharpen give its "
+        "a vectors; content_addressing, interpolate with the head's previous weighting, shift and sharpen give its "
         "weighting, which erases and adds to the memory M_(t-1). The read head addresses the new memory M_t the "
         "same way and reads r_t, and the output layer maps [h_t; r_t] to the logits."
     )
@@ -897,7 +897,7 @@ def ntm() -> str:
 _DNC_NOTE = (
     "The controller (nn.LSTMCell) reads [xₜ; rₜ₋₁]; interface = Linear(hₜ) gives read keys kʳ, strengths βʳ,",
     "write key kʷ, strength βʷ, erase e, write vector v, free gates f, gates gᵃ and gʷ, read modes π.",
-    "C(M, k, β) = content_weighting. To step t + 1: uₜ, wʷₜ, pₜ, Lₜ, Mₜ, wʳₜ, rₜ; output = Linear([hₜ; rₜ]).",
+    "C(M, k, β) = content_addressing. To step t + 1: uₜ, wʷₜ, pₜ, Lₜ, Mₜ, wʳₜ, rₜ; output = Linear([hₜ; rₜ]).",
 )
 _DNC_LANE = 550  # the x of the memory lane: Mₜ₋₁ comes down it to the write, Mₜ goes on down it to the read
 
@@ -942,7 +942,7 @@ def _dnc_write() -> list[str]:
         _box(240, 284, 124, 58, ["write_weighting", *_small("wʷₜ = gʷ (gᵃ aₜ", "+ (1 − gᵃ) cʷ)")], "attend"),
         _dot(x, 313),
         _arrow((x, 313), (x - 28, 313)),
-        _box(388, 291, 132, 44, ["content_weighting", ("cʷ = C(Mₜ₋₁, kʷ, βʷ)", 12)], "attend"),
+        _box(388, 291, 132, 44, ["content_addressing", ("cʷ = C(Mₜ₋₁, kʷ, βʷ)", 12)], "attend"),
         _arrow((388, 313), (366, 313)),
         _arrow((302, 342), (302, 380), (x - 72, 380)),
         _box(x - 70, 360, 140, 40, ["write → Mₜ", ("erase e, add v", 12)], "attend"),
@@ -979,7 +979,7 @@ def _dnc_read() -> list[str]:
         _text(x + 8, 500, "Mₜ", 12, "start"),
         _dot(x, 628),
         _arrow((x, 628), (x - 28, 628)),
-        _box(388, 606, 132, 44, ["content_weighting", ("cʳ = C(Mₜ, kʳ, βʳ)", 12)], "attend"),
+        _box(388, 606, 132, 44, ["content_addressing", ("cʳ = C(Mₜ, kʳ, βʳ)", 12)], "attend"),
         _arrow((270, 656), (270, 680)),
         _text(278, 672, "f, b", 12, "start"),
         _arrow((430, 650), (430, 680)),

@@ -272,14 +272,14 @@ def test_ntm_names_the_modules_and_addressing_functions_of_the_code():
     assert model.output.in_features == H + W and "[hₜ; rₜ] → logits" in words
     assert model.read_head.out_features == W + 1 + 1 + S + 1 and "k, β, g, s, γ" in words  # key, β, g, s, γ
     assert model.write_head.out_features == W + 1 + 1 + S + 1 + 2 * W and "erase e, add a" in words
-    for name, eq in (("content_weighting", "eq. 5"), ("interpolate", "eq. 7"), ("shift", "eq. 8"),
+    for name, eq in (("content_addressing", "eq. 5"), ("interpolate", "eq. 7"), ("shift", "eq. 8"),
                      ("sharpen", "eq. 9"), ("write", "eqs. 3-4"), ("read", "eq. 2")):  # fmt: skip
         assert f"{name}  {eq}" in words and name in memory.__all__
         documented = memory.addressing.__doc__ + getattr(memory, name).__doc__  # the module names eq. 5 of eqs. 5-6
         assert f":func:`{name}` ({eq})" in documented or f"(NTM {eq}" in documented
-    assert words.count("address") == 2 and "address" in memory.__all__  # address = the four stages, for each head
+    assert re.findall(r"\baddress\b", words) == ["address"] * 2 and "address" in memory.__all__  # address = the four stages, for each head
     source = inspect.getsource(memory.address)
-    assert source.index("content_weighting(") < source.index("sharpen(shift(interpolate(")
+    assert source.index("content_addressing(") < source.index("sharpen(shift(interpolate(")
     forward = inspect.getsource(NTM.forward)
     assert forward.index("self.write_head(h)") < forward.index("write(memory") < forward.index("self.read_head(h)")
     for carried in ("Mₜ₋₁", "wʷₜ₋₁", "wʳₜ₋₁", "rₜ₋₁", "(h, c)ₜ₋₁"):  # what step t takes from step t - 1
@@ -295,17 +295,17 @@ def test_dnc_step_names_the_bookkeeping_functions_in_the_order_forward_calls_the
     for name in drawn:
         assert name in words and name in dynamic_allocation.__all__ + temporal_linkage.__all__
     assert "cʷ = C(Mₜ₋₁, kʷ, βʷ)" in words and "cʳ = C(Mₜ, kʳ, βʳ)" in words  # before and after the write
-    assert "C(M, k, β) = content_weighting" in words and "C(M, k, β)" in attn.memory.content_weighting.__doc__
+    assert "C(M, k, β) = content_addressing" in words and "C(M, k, β)" in attn.memory.content_addressing.__doc__
     assert "write → Mₜ" in words and "read → rₜ" in words
     forward = inspect.getsource(DNC.forward)
     calls = (
         "usage(u, w_write, retention(free, w_read))",
-        "content_weighting(memory, k_w",
+        "content_addressing(k_w, memory",
         "write_weighting(allocation(u), c_w, g_a, g_w)",
         "write(memory",
         "link_matrix(links, w_write, p)",
         "precedence(p, w_write)",
-        "content_weighting(memory.unsqueeze(1), k_r",
+        "content_addressing(k_r.view(B, R, W), memory.unsqueeze(1)",
         "directional_weightings(links, w_read)",
         "read_weighting(backward, c_r, forward, modes)",
         "read(memory, w_read)",
@@ -320,7 +320,7 @@ def test_dnc_step_names_the_bookkeeping_functions_in_the_order_forward_calls_the
         assert shape in words
     psi = dynamic_allocation.retention(torch.rand(B, R), w_read)
     u_t = dynamic_allocation.usage(u, w_write, psi)
-    c_w = attn.memory.content_weighting(memory, torch.randn(B, W), torch.ones(B))
+    _, c_w = attn.memory.content_addressing(torch.randn(B, W), memory, torch.ones(B))
     w_t = dynamic_allocation.write_weighting(dynamic_allocation.allocation(u_t), c_w, 0.5, 1.0)
     L_t = temporal_linkage.link_matrix(links, w_t, p)
     forward_w, backward_w = temporal_linkage.directional_weightings(L_t, w_read)

@@ -465,11 +465,11 @@ def test_content_addressing_weights_sum_to_one(strength, seed):
 def test_content_addressing_rejects_bad_arguments():
     with pytest.raises(ValueError, match="strength must be >= 0, got -1"):
         attn.content_addressing(torch.ones(2), torch.ones(3, 2), -1)
-    with pytest.raises(ValueError, match="strength must be one finite number >= 0, got a tensor of shape \\(2,\\)"):
+    with pytest.raises(ValueError, match="strength must broadcast to the key's leading dimensions \\(\\), got shape \\(2,\\)"):
         attn.content_addressing(torch.ones(2), torch.ones(3, 2), torch.ones(2))
-    with pytest.raises(ValueError, match="strength must be one finite number >= 0, got nan"):
+    with pytest.raises(ValueError, match="strength must be finite and >= 0, got values from nan"):
         attn.content_addressing(torch.ones(2), torch.ones(3, 2), torch.tensor(float("nan")))
-    with pytest.raises(ValueError, match=r"key and memory rows must have the same size d, got key \(3,\) and memory"):
+    with pytest.raises(ValueError, match=r"key and memory must have the same W, got key \(3,\) \(W=3\) and memory"):
         attn.content_addressing(torch.ones(3), torch.ones(3, 2), 1.0)
 
 

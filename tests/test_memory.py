@@ -20,7 +20,7 @@ from attn.memory import (
     NTMConfig,
     address,
     allocation,
-    content_weighting,
+    content_addressing,
     directional_weightings,
     errors_per_sequence,
     head_moves,
@@ -44,6 +44,11 @@ from attn.memory import (
 from attn.training import seeded
 
 T = torch.tensor
+
+
+def content_weighting(memory: torch.Tensor, key: torch.Tensor, strength) -> torch.Tensor:
+    """The weights of content addressing, in the argument order of the NTM paper's C(M, k, β)."""
+    return content_addressing(key, memory, strength)[1]
 
 
 def close(a, b, atol=1e-6):
@@ -255,8 +260,8 @@ def test_gradients_are_finite_when_weights_underflow():
         (lambda: write_weighting(torch.rand(4, 5), torch.rand(4, 5), torch.rand(4, 1), 1.0), ["allocation_gate"]),
         (lambda: content_weighting(torch.zeros(4, 3), torch.zeros(3), -1.0), ["strength", ">= 0"]),
         (lambda: content_weighting(torch.zeros(4, 3), torch.zeros(3), float("inf")), ["strength", "finite"]),
-        (lambda: usage(torch.zeros(2, 4), torch.zeros(3, 4), torch.zeros(4)), ["usage", "(2, 4)", "(3, 4)"]),
-        (lambda: precedence(torch.zeros(2, 4), torch.zeros(3, 4)), ["precedence", "(2, 4)", "(3, 4)"]),
+        (lambda: usage(torch.zeros(2, 4), torch.zeros(3, 4), torch.zeros(4)), ["broadcast", "(2, 4)", "(3, 4)"]),
+        (lambda: precedence(torch.zeros(2, 4), torch.zeros(3, 4)), ["broadcast", "(2, 4)", "(3, 4)"]),
     ],
 )
 def test_bad_input_names_the_argument(call, words):

@@ -1,12 +1,12 @@
 """Memory that is written: Neural Turing Machine addressing, the DNC's allocation and linkage, and the two models."""
 
 from attn.memory.access import read, write
-from attn.memory.addressing import address, content_weighting, interpolate, sharpen, shift
+from attn.memory.addressing import address, content_addressing, interpolate, sharpen, shift
 from attn.memory.baseline import LSTMBaseline
 from attn.memory.dnc import DNC, DNCConfig, DNCOutput
 from attn.memory.dynamic_allocation import allocation, retention, usage, write_weighting
 from attn.memory.measures import head_moves, head_rows, linear_probe, rows_reused
-from attn.memory.ntm import NTM, NTMConfig, NTMOutput
+from attn.memory.ntm import NTM, NTMConfig, NTMOutput, oneplus
 from attn.memory.temporal_linkage import directional_weightings, link_matrix, precedence, read_weighting
 from attn.memory.train import bit_loss, errors_per_sequence, logits_of, train_bits, train_until
 
@@ -26,10 +26,11 @@ __all__ = [
     "linear_probe",
     "rows_reused",
     "logits_of",
+    "oneplus",
     "train_bits",
     "train_until",
     "allocation",
-    "content_weighting",
+    "content_addressing",
     "directional_weightings",
     "interpolate",
     "link_matrix",

@@ -5,8 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attn._checks import check_positive_int
-from attn.memory.ntm import _check_inputs
+from attn._checks import check_positive_int, check_sequences, checked
 
 __all__ = ["LSTMBaseline"]
 
@@ -23,7 +22,10 @@ class LSTMBaseline(nn.Module):
         self.lstm = nn.LSTM(input_size, hidden, num_layers=layers, batch_first=True)
         self.output = nn.Linear(hidden, output_size)
 
+    def _forward_args(self, x: torch.Tensor) -> None:
+        check_sequences(x, self.input_size, self)
+
+    @checked(_forward_args)
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x ``(B, T, input_size)`` -> logits ``(B, T, output_size)``."""
-        _check_inputs(x, self, self.input_size)
         return self.output(self.lstm(x)[0])

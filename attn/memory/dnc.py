@@ -7,10 +7,11 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from attn._checks import check_positive_ints, check_sequences, checked
+from attn.functional import content_addressing
 from attn.memory.access import read, write
-from attn.memory.addressing import content_weighting
 from attn.memory.dynamic_allocation import allocation, retention, usage, write_weighting
-from attn.memory.ntm import MEMORY_INIT, _check_config, _check_inputs, _oneplus
+from attn.memory.ntm import MEMORY_INIT, oneplus
 from attn.memory.temporal_linkage import directional_weightings, link_matrix, precedence, read_weighting
 
 __all__ = ["DNCConfig", "DNCOutput", "DNC"]
@@ -28,7 +29,7 @@ class DNCConfig:
     read_heads: int = 2  # R
 
     def __post_init__(self) -> None:
-        _check_config(self, ("input_size", "output_size", "hidden", "memory_rows", "memory_width", "read_heads"))
+        check_positive_ints(self, "input_size", "output_size", "hidden", "memory_rows", "memory_width", "read_heads")
 
 
 @dataclass
@@ -73,10 +74,13 @@ class DNC(nn.Module):
         self.interface = nn.Linear(config.hidden, sum(self.interface_sizes))
         self.output = nn.Linear(config.hidden + R * W, config.output_size)
 
+    def _forward_args(self, x: torch.Tensor, need_memory: bool = False, free_gates: bool = True) -> None:
+        check_sequences(x, self.config.input_size, self)
+
+    @checked(_forward_args)
     def forward(self, x: torch.Tensor, need_memory: bool = False, free_gates: bool = True) -> DNCOutput:
         """x ``(B, T, input_size)`` -> :class:`DNCOutput` (``need_memory``: keep every step's memory and link
         matrix; ``free_gates=False``: an ablation that holds every free gate shut, f = 0, so no row is ever freed)."""
-        _check_inputs(x, self, self.config.input_size)
         B, T, _ = x.shape
         N, W, R, H = self.config.memory_rows, self.config.memory_width, self.config.read_heads, self.config.hidden
         memory = x.new_full((B, N, W), MEMORY_INIT)
@@ -93,11 +97,11 @@ class DNC(nn.Module):
             if not free_gates:
                 free = torch.zeros_like(free)  # (B, R): the ablation, ψ_t = 1
             u = usage(u, w_write, retention(free, w_read))  # (B, N)
-            c_w = content_weighting(memory, k_w, _oneplus(beta_w).squeeze(-1))  # (B, N)
+            _, c_w = content_addressing(k_w, memory, oneplus(beta_w).squeeze(-1))  # (B, N)
             w_write = write_weighting(allocation(u), c_w, g_a, g_w)
             memory = write(memory, w_write, torch.sigmoid(erase), vector)
             links, p = link_matrix(links, w_write, p), precedence(p, w_write)  # L_t uses p_{t-1}
-            c_r = content_weighting(memory.unsqueeze(1), k_r.view(B, R, W), _oneplus(beta_r))  # (B, R, N)
+            _, c_r = content_addressing(k_r.view(B, R, W), memory.unsqueeze(1), oneplus(beta_r))  # (B, R, N)
             forward, backward = directional_weightings(links, w_read)
             modes = torch.softmax(modes.view(B, R, 3), dim=-1)
             w_read = read_weighting(backward, c_r, forward, modes)  # (B, R, N)

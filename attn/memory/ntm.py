@@ -8,34 +8,16 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from attn._checks import check_dtype_of, check_positive_int
+from attn._checks import check, check_positive_ints, check_sequences, checked
 from attn.memory.access import read, write
 from attn.memory.addressing import address
 
-__all__ = ["NTMConfig", "NTMOutput", "NTM"]
+__all__ = ["NTMConfig", "NTMOutput", "NTM", "oneplus"]
 
 MEMORY_INIT = 1e-6  # a constant initial memory (Collier & Beel 2018 found it trains fastest)
 
 
-def _check_config(config: object, names: tuple[str, ...]) -> None:
-    for name in names:
-        check_positive_int(name, getattr(config, name))
-
-
-def _check_inputs(x: object, model: nn.Module, input_size: int) -> None:
-    """x must be a float ``(B, T, input_size)`` batch with B and T at least 1, in the model's dtype."""
-    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() != 3 or x.shape[-1] != input_size:
-        got = f"shape {tuple(x.shape)}, dtype {x.dtype}" if isinstance(x, torch.Tensor) else type(x).__name__
-        raise ValueError(f"x must be a float tensor (B, T, input_size={input_size}), got {got}")
-    if 0 in x.shape:
-        raise ValueError(f"x must hold at least one sequence of at least one step (B, T >= 1), got {tuple(x.shape)}")
-    check_dtype_of("x", x, model, "model")
-    if not bool(torch.isfinite(x).all()):  # else it surfaces steps later as a "bad key strength"
-        bad = (~torch.isfinite(x)).nonzero()[0].tolist()
-        raise ValueError(f"x must be finite, got NaN or infinite values (the first at batch {bad[0]}, step {bad[1]})")
-
-
-def _oneplus(x: torch.Tensor) -> torch.Tensor:
+def oneplus(x: torch.Tensor) -> torch.Tensor:
     """``1 + softplus(x)``: a strength or sharpening exponent >= 1 (DNC Methods)."""
     return 1 + F.softplus(x)
 
@@ -52,9 +34,9 @@ class NTMConfig:
     shift_range: int = 1
 
     def __post_init__(self) -> None:
-        _check_config(self, ("input_size", "output_size", "hidden", "memory_rows", "memory_width", "shift_range"))
-        if 2 * self.shift_range + 1 > self.memory_rows:
-            raise ValueError(f"shift_range {self.shift_range} needs at least {2 * self.shift_range + 1} memory_rows")
+        check_positive_ints(self, "input_size", "output_size", "hidden", "memory_rows", "memory_width", "shift_range")
+        check(2 * self.shift_range + 1 <= self.memory_rows,
+              f"shift_range {self.shift_range} needs at least {2 * self.shift_range + 1} memory_rows")  # fmt: skip
 
 
 @dataclass
@@ -88,11 +70,14 @@ class NTM(nn.Module):
     def _weighting(self, params: torch.Tensor, memory: torch.Tensor, previous: torch.Tensor) -> torch.Tensor:
         key, beta, gate, shifts, gamma = params.split(self.head_sizes, dim=-1)
         return address(memory, previous, torch.tanh(key), F.softplus(beta).squeeze(-1), torch.sigmoid(gate).squeeze(-1),
-                       torch.softmax(shifts, dim=-1), _oneplus(gamma).squeeze(-1))  # fmt: skip
+                       torch.softmax(shifts, dim=-1), oneplus(gamma).squeeze(-1))  # fmt: skip
 
+    def _forward_args(self, x: torch.Tensor) -> None:
+        check_sequences(x, self.config.input_size, self)
+
+    @checked(_forward_args)
     def forward(self, x: torch.Tensor) -> NTMOutput:
         """x ``(B, T, input_size)`` -> :class:`NTMOutput`."""
-        _check_inputs(x, self, self.config.input_size)
         B, T, _ = x.shape
         N, W, H = self.config.memory_rows, self.config.memory_width, self.config.hidden
         memory = x.new_full((B, N, W), MEMORY_INIT)

@@ -18,13 +18,22 @@ skipped (:func:`tile_work` counts them), so the work falls from ``Tq Tk`` scores
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
 from torch.autograd.function import once_differentiable
 
-from attn._checks import broadcast_shapes, check_positive_int, require_tensor, shape_of
-from attn.functional import _check_sdpa_args, _overflow_error, _scale
+from attn._checks import (
+    broadcast_shapes,
+    check,
+    check_attention,
+    check_positive_int,
+    checked,
+    overflow_error,
+    require_tensor,
+    shape_of,
+)
 
 __all__ = [
     "OnlineSoftmaxState",
@@ -319,14 +328,31 @@ class _TiledAttention(torch.autograd.Function):
         return dq, dk, dv, None, None, None, None, None, None
 
 
-def _check_index_mask(causal: object, window: object) -> tuple[bool, int | None]:
-    if not isinstance(causal, bool):
-        raise ValueError(f"causal must be a bool, got {causal!r}")
+def _check_index_mask(causal: object, window: object) -> None:
+    check(isinstance(causal, bool), f"causal must be a bool, got {causal!r}")
     if window is not None:
-        window = check_positive_int("window", window)
-    return causal, window
+        check_positive_int("window", window)
 
 
+def _tiled_args(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None = None, *,
+                block_q: int = 64, block_k: int = 64, scale: float | None = None, causal: bool = False,
+                window: int | None = None) -> None:  # fmt: skip
+    check_attention(query, key, value, mask, scale, 0.0)
+    check_positive_int("block_q", block_q)
+    check_positive_int("block_k", block_k)
+    _check_index_mask(causal, window)
+
+
+def _no_overflow(result: tuple[torch.Tensor, OnlineSoftmaxState], query: torch.Tensor, key: torch.Tensor, *args,
+                 **kwargs) -> None:  # fmt: skip
+    """As :func:`attn.scaled_dot_product_attention`: an overflowed or NaN score is an error, not a NaN output."""
+    out, state = result
+    overflowed = ~(torch.isfinite(state.row_max) | (state.row_max == _NEG_INF)) | state.row_sum.isnan()  # (..., Tq)
+    if not out.is_meta and bool(overflowed.any()):
+        raise overflow_error(query, key)
+
+
+@checked(_tiled_args, after=_no_overflow)
 def tiled_attention(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -357,10 +383,7 @@ def tiled_attention(
     hide entirely is not computed (forward and backward): :func:`tile_work` counts the tiles that are. A
     ``mask`` given as well (padding, say) applies on top; a tile that only ``mask`` hides is still computed.
     """
-    _check_sdpa_args(query, key, value, mask, 0.0)
-    bq, bk = check_positive_int("block_q", block_q), check_positive_int("block_k", block_k)
-    causal, window = _check_index_mask(causal, window)
-    scale = _scale(scale, query)
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     dtype = query.dtype
     if dtype in _LOW_PRECISION:  # accumulate in float32, as the fused kernels do
         query, key, value = query.float(), key.float(), value.float()
@@ -370,10 +393,7 @@ def tiled_attention(
     v = value.expand(*batch, *value.shape[-2:])  # (..., Tk, d_v)
     if mask is not None and mask.dim() < 2:
         mask = mask.view(*(1,) * (2 - mask.dim()), *mask.shape)  # (1, Tk) or (1, 1)
-    out, row_max, row_sum = _TiledAttention.apply(q, k, v, mask, scale, bq, bk, causal, window)
-    overflowed = ~(torch.isfinite(row_max) | (row_max == _NEG_INF)) | row_sum.isnan()  # (..., Tq)
-    if not out.is_meta and bool(overflowed.any()):
-        raise _overflow_error(query, key)  # as scaled_dot_product_attention: an overflowed or NaN score
+    out, row_max, row_sum = _TiledAttention.apply(q, k, v, mask, scale, block_q, block_k, causal, window)
     return out.to(dtype), OnlineSoftmaxState(row_max, row_sum)
 
 
@@ -407,7 +427,7 @@ def tile_work(
     """
     Tq, Tk = check_positive_int("Tq", Tq), check_positive_int("Tk", Tk)
     bq, bk = check_positive_int("block_q", block_q), check_positive_int("block_k", block_k)
-    causal, window = _check_index_mask(causal, window)
+    _check_index_mask(causal, window)
     tiles = scores = 0
     for i in range(0, Tq, bq):
         i1 = min(i + bq, Tq)

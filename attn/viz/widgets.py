@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 from attn.data.babi import split_sentences
 from attn.data.translation import Translation
 from attn.functional import content_addressing, dot_product_scores, softmax
-from attn.memory.addressing import content_weighting, interpolate, sharpen, shift
+from attn.memory.addressing import interpolate, sharpen, shift
 from attn.viz.images import image_attention
 from attn.viz.plots import bar_weights, heatmap, hop_heatmap, lookup_figure
 
@@ -350,7 +350,7 @@ def ntm_addressing_panel(
 
     def render() -> Frame:
         beta, gate, offset, gamma = (control.value for control in sliders)
-        content = content_weighting(memory, key, beta)
+        _, content = content_addressing(key, memory, beta)
         gated = interpolate(content, previous, gate)
         shifted = shift(gated, soft_shift(offset))
         sharp = sharpen(shifted, gamma)

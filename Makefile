@@ -28,7 +28,7 @@ help:
 	@echo "make benchmarks   print the performance tables"
 	@echo "make claims       measure every chapter's claims over seeds and numeric paths (authors; about an hour)"
 	@echo "make chromium     install Debian's Chromium for the browser tests (CI does; make test does not)"
-	@echo "make diagrams     authors: draw the schematics into notebooks/figures (book/diagrams.py; FORCE=1 to overwrite)"
+	@echo "make diagrams     authors: draw the figures made from data into notebooks/figures (book/diagrams.py; FORCE=1 to overwrite)"
 	@echo "make vendor       authors: refresh the vendored JavaScript from npm (book/vendor.py)"
 
 venv: $(STAMP)
@@ -122,7 +122,8 @@ benchmarks: $(STAMP)
 claims: $(STAMP)
 	$(PY) benchmarks/claims.py $(if $(CHAPTERS),--chapters $(CHAPTERS))
 
-# Authors: the schematics are drawn in code (book/diagrams.py); a hand-edited file is kept unless FORCE=1.
+# Authors: the figures made from data (masks, waves, weights, tiles) are drawn in code (book/diagrams.py); a
+# hand-edited file is kept unless FORCE=1. The schematics are SVG files in notebooks/figures, edited as files.
 diagrams: $(STAMP)
 	$(PY) book/diagrams.py notebooks/figures $(if $(FORCE),--force)
 

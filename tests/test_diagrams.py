@@ -1,5 +1,6 @@
-"""The architecture schematics: committed files up to date, accessible self-contained SVG, labels that name
-what the code really has, and a command line that never overwrites a hand-edited file by accident."""
+"""The book's figures: the schematics kept as SVG files and the figures drawn from data by book/diagrams.py
+(committed files up to date), all accessible self-contained SVG whose labels name what the code really has, and a
+command line that never overwrites a hand-edited file by accident."""
 
 import inspect
 import os
@@ -18,21 +19,27 @@ from attn.blocks.layers import FeedForward
 from attn.transformer.mixers import TokenMixer
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "book"))  # the schematics are drawn at build time by book/diagrams.py, not by attn
+sys.path.insert(0, str(ROOT / "book"))  # the figures drawn from data are made by book/diagrams.py, not by attn
 import diagrams  # noqa: E402
 
 FIGURES_DIR = ROOT / "notebooks" / "figures"
 SVG = "{http://www.w3.org/2000/svg}"
-NAMES = sorted(diagrams.FIGURES)
+NAMES = sorted(p.stem for p in FIGURES_DIR.glob("*.svg"))  # every figure: the schematics and the drawn ones
+DRAWN = sorted(diagrams.FIGURES)  # the figures drawn from data by book/diagrams.py
+
+
+def svg(name: str) -> str:
+    """A figure's committed SVG text."""
+    return (FIGURES_DIR / f"{name}.svg").read_text(encoding="utf-8")
 
 
 def labels(name: str) -> str:
     """Every text element of a figure, one per line (tspans joined)."""
-    root = ET.fromstring(diagrams.FIGURES[name]())
+    root = ET.fromstring(svg(name))
     return "\n".join("".join(t.itertext()) for t in root.iter(f"{SVG}text"))
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", DRAWN)
 def test_committed_file_is_what_the_generator_draws(name):
     path = FIGURES_DIR / f"{name}.svg"
     assert path.is_file(), f"{path} is missing: run python book/diagrams.py notebooks/figures --force"
@@ -43,7 +50,7 @@ def test_committed_file_is_what_the_generator_draws(name):
 
 
 def test_the_folder_holds_exactly_the_figures():
-    assert sorted(p.stem for p in FIGURES_DIR.glob("*.svg")) == NAMES
+    assert DRAWN == ["bert_vs_gpt", "positions", "soft_lookup", "tiles"]  # masks, waves, weights, tiles
     assert NAMES == sorted(
         ["bahdanau", "memory_hops", "soft_dictionary", "multi_head", "transformer", "bert_vs_gpt"]
         + ["soft_lookup", "ntm", "dnc_step", "glimpse_loop", "vit", "positions", "bert_mapping", "tiles", "explain"]
@@ -54,7 +61,7 @@ def test_the_folder_holds_exactly_the_figures():
     "name", ["soft_lookup", "ntm", "dnc_step", "glimpse_loop", "vit", "positions", "bert_mapping", "tiles", "explain"]
 )
 def test_fits_the_content_column(name):
-    root = ET.fromstring(diagrams.FIGURES[name]())
+    root = ET.fromstring(svg(name))
     assert int(root.get("width")) <= 680, "the book's column is 688 px wide: the figure is shown at 1:1"
     sizes = [float(e.get("font-size")) for e in root.iter() if e.get("font-size")]
     assert min(sizes) >= 12, "text at least 12 px"
@@ -62,8 +69,9 @@ def test_fits_the_content_column(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_accessible_self_contained_and_deterministic(name):
-    text = diagrams.FIGURES[name]()
-    assert text == diagrams.FIGURES[name](), "the same bytes on every call"
+    text = svg(name)
+    if name in DRAWN:
+        assert diagrams.FIGURES[name]() == diagrams.FIGURES[name](), "the same bytes on every call"
     root = ET.fromstring(text)
     assert root.tag == f"{SVG}svg" and root.get("role") == "img"
     assert re.fullmatch(r"0 0 \d+ \d+", root.get("viewBox")) and root.get("width") and root.get("height")
@@ -185,28 +193,29 @@ def test_bert_vs_gpt_draws_the_masks_language_model_builds(which, causal):
 
 def test_cli_writes_leaves_equal_files_alone_and_refuses_to_overwrite(tmp_path, capsys):
     assert diagrams.main([str(tmp_path)]) == 0
-    files = {name: tmp_path / f"{name}.svg" for name in NAMES}
-    assert all(files[name].read_bytes() == diagrams.FIGURES[name]().encode() for name in NAMES)
+    files = {name: tmp_path / f"{name}.svg" for name in DRAWN}
+    assert sorted(p.stem for p in tmp_path.iterdir()) == DRAWN, "the schematics are files, not drawn"
+    assert all(files[name].read_bytes() == diagrams.FIGURES[name]().encode() for name in DRAWN)
     stamps = {name: path.stat().st_mtime_ns for name, path in files.items()}
-    os.utime(files["bahdanau"], ns=(1, 1))  # an old stamp: rewriting it would show
+    os.utime(files["tiles"], ns=(1, 1))  # an old stamp: rewriting it would show
     assert diagrams.main([str(tmp_path)]) == 0
-    assert files["bahdanau"].stat().st_mtime_ns == 1 and all(
-        files[n].stat().st_mtime_ns == stamps[n] for n in NAMES if n != "bahdanau"
+    assert files["tiles"].stat().st_mtime_ns == 1 and all(
+        files[n].stat().st_mtime_ns == stamps[n] for n in DRAWN if n != "tiles"
     )
     capsys.readouterr()
 
-    files["transformer"].write_text("hand-edited", encoding="utf-8")
-    files["multi_head"].unlink()
+    files["positions"].write_text("hand-edited", encoding="utf-8")
+    files["soft_lookup"].unlink()
     assert diagrams.main([str(tmp_path)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and err.count("\n") == 1 and "transformer.svg" in err and "--force" in err
-    assert files["transformer"].read_text(encoding="utf-8") == "hand-edited"
-    assert not files["multi_head"].exists(), "a refused run writes nothing"
+    assert err.startswith("error: ") and err.count("\n") == 1 and "positions.svg" in err and "--force" in err
+    assert files["positions"].read_text(encoding="utf-8") == "hand-edited"
+    assert not files["soft_lookup"].exists(), "a refused run writes nothing"
 
     assert diagrams.main([str(tmp_path), "--force"]) == 0
-    assert files["transformer"].read_bytes() == diagrams.transformer().encode()
-    assert files["multi_head"].read_bytes() == diagrams.multi_head().encode()
-    assert "transformer.svg" in capsys.readouterr().out
+    assert files["positions"].read_bytes() == diagrams.positions().encode()
+    assert files["soft_lookup"].read_bytes() == diagrams.soft_lookup().encode()
+    assert "positions.svg" in capsys.readouterr().out
 
 
 def test_cli_as_a_module_exits_1_on_a_differing_file(tmp_path):
@@ -216,7 +225,7 @@ def test_cli_as_a_module_exits_1_on_a_differing_file(tmp_path):
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert result.returncode == 1 and result.stderr.startswith("error: ") and "bert_vs_gpt.svg" in result.stderr
     assert (tmp_path / "bert_vs_gpt.svg").read_text(encoding="utf-8") == "<svg/>"
-    assert not (tmp_path / "bahdanau.svg").exists()
+    assert not (tmp_path / "tiles.svg").exists()
 
 
 def test_cli_help(capsys):
@@ -228,7 +237,7 @@ def test_cli_help(capsys):
 
 
 def _group_texts(name: str, group: str) -> list[str]:
-    root = ET.fromstring(diagrams.FIGURES[name]())
+    root = ET.fromstring(svg(name))
     (g,) = [g for g in root.iter(f"{SVG}g") if g.get("id") == group]
     return [t.text for t in g.iter(f"{SVG}text")]
 
@@ -277,7 +286,8 @@ def test_ntm_names_the_modules_and_addressing_functions_of_the_code():
         assert f"{name}  {eq}" in words and name in memory.__all__
         documented = memory.addressing.__doc__ + getattr(memory, name).__doc__  # the module names eq. 5 of eqs. 5-6
         assert f":func:`{name}` ({eq})" in documented or f"(NTM {eq}" in documented
-    assert re.findall(r"\baddress\b", words) == ["address"] * 2 and "address" in memory.__all__  # address = the four stages, for each head
+    assert re.findall(r"\baddress\b", words) == ["address"] * 2  # address = the four stages, for each head
+    assert "address" in memory.__all__
     source = inspect.getsource(memory.address)
     assert source.index("content_addressing(") < source.index("sharpen(shift(interpolate(")
     forward = inspect.getsource(NTM.forward)
@@ -358,7 +368,7 @@ def test_glimpse_loop_names_the_parts_of_recurrent_attention():
     seen = glimpse(torch.rand(1, 3, 24, 24), torch.zeros(1, 2), config.glimpse, config.scales)
     assert seen.shape == (1, config.scales, 3, 6, 6)
     assert "ram_loss" in words and callable(ram_loss) and "REINFORCE" in words
-    root = ET.fromstring(diagrams.glimpse_loop())
+    root = ET.fromstring(svg("glimpse_loop"))
     assert any(p.get("stroke-dasharray") for p in root.iter(f"{SVG}polyline")), "the sampled step is dashed"
     model.eval()
     out = model(torch.rand(2, 3, 24, 24), torch.tensor([0, 1]))
@@ -423,12 +433,29 @@ def test_positions_names_the_tables_and_the_scaling_of_the_code():
         assert choice in words and choice.split('"')[1] in POSITIONS
 
 
+_LAYER = "encoder.layer.i."  # a Hugging Face layer's prefix; attn's is encoder.layers.i.
+_BERT_ROWS = (  # (Hugging Face name, attn name) as the figure draws them, i the layer
+    ("embeddings.word_embeddings", "embedding.tokens"),
+    ("embeddings.position_embeddings", "embedding.positions"),
+    ("embeddings.token_type_embeddings", "embedding.segments"),
+    ("embeddings.LayerNorm", "embedding.norm"),
+    (_LAYER + "attention.self.query", "encoder.layers.i.self_attention.W_q"),
+    (_LAYER + "attention.self.key", "encoder.layers.i.self_attention.W_k"),
+    (_LAYER + "attention.self.value", "encoder.layers.i.self_attention.W_v"),
+    (_LAYER + "attention.output.dense", "encoder.layers.i.self_attention.W_o"),
+    (_LAYER + "attention.output.LayerNorm", "encoder.layers.i.norm1"),
+    (_LAYER + "intermediate.dense", "encoder.layers.i.feed_forward.W_1"),
+    (_LAYER + "output.dense", "encoder.layers.i.feed_forward.W_2"),
+    (_LAYER + "output.LayerNorm", "encoder.layers.i.norm2"),
+)
+
+
 def test_bert_mapping_draws_what_checkpoint_names_maps():
     from attn.pretrained import Bert, BertConfig, checkpoint_names, embed_sentences, load_bert, mean_pool
 
     words = labels("bert_mapping").replace("\u2002", "  ")
     drawn = {}  # every tensor the figure names: .weight (and .bias but for the three tables); LayerNorm: gamma, beta
-    for theirs, ours in diagrams._BERT_ROWS:
+    for theirs, ours in _BERT_ROWS:
         assert theirs in words
         norm, table_only = theirs.endswith("LayerNorm"), theirs.endswith("_embeddings")
         for i in range(6):

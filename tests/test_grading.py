@@ -323,7 +323,7 @@ def test_forbid_refuses_a_patched_library_before_and_after_the_block(tmp_path):
     try:
         namespace = notebook(
             tmp_path,
-            "import torch\nfrom attn.book.grading import forbid",
+            "import torch\nfrom attn.book.grading import forbid\nfrom attn.book.tampering import snapshot\nsnapshot()",
             "def answer(x):\n    return x",
             "torch.allclose = lambda *a, **k: True",
             "outcome = None\ntry:\n    with forbid(solution=answer):\n        pass\n"
@@ -438,3 +438,31 @@ def test_the_preprocessor_reserves_only_what_the_checks_read():
     nb, _ = RefuseTampering().preprocess(nb, {})
     assert nb.cells[3].source.startswith("raise AssertionError(") and "binds x" in nb.cells[3].source
     assert nb.cells[4].source.startswith("y = torch.ones(3)")
+
+
+def test_every_chapter_takes_the_graders_first_look_in_its_locked_first_cell():
+    """The snapshot that changes() compares with is taken by an explicit call, before any exercise, in a cell the
+    student cannot edit (importing attn.book has no side effect)."""
+    import ast
+
+    from attn.book.tampering import ipython_lines
+
+    for path in NOTEBOOKS:
+        code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+        first = code[0]
+        assert first.metadata["nbgrader"]["locked"], path.name
+        calls = [
+            n.value.func.id
+            for n in ast.parse(ipython_lines(first.source)).body
+            if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name)
+        ]
+        assert "snapshot" in calls, f"{path.name}: the first cell must call snapshot()"
+
+
+def test_importing_the_book_machinery_takes_no_snapshot():
+    import subprocess
+    import sys
+
+    code = "import attn.book, attn.book.grading\nfrom attn.book import tampering\nprint(len(tampering._SEEN))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "0"

@@ -5,7 +5,6 @@ bound (:mod:`attn.book.claims`); the exercises' student versions and autograder 
 (:mod:`attn.book.preprocessors`). The schematics are drawn at build time by ``book/diagrams.py`` in the repository,
 not by the package.
 
-Importing this package takes the grader's first look at torch and attn (:func:`attn.book.tampering.changes`
-compares with it), which is why the chapters import :mod:`attn.book.claims` in their first cell."""
-
-from attn.book import tampering  # noqa: F401 (the grader's first look at the library, before any exercise)
+Importing it changes nothing: a chapter takes the grader's first look at torch and attn by calling
+:func:`attn.book.tampering.snapshot` in its first (locked) cell, and :func:`attn.book.tampering.changes` compares
+with that."""

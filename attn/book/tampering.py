@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 import torch
 
-__all__ = ["refusals", "bound_names", "free_names", "import_bindings", "changes", "ipython_lines"]
+__all__ = ["refusals", "bound_names", "free_names", "import_bindings", "snapshot", "changes", "ipython_lines"]
 
 # Modules that reach the interpreter, the kernel or the grader, or rebuild objects from bytes.
 _MODULES = frozenset({
@@ -195,6 +195,117 @@ def ipython_lines(source: str) -> str:
     return "\n".join("#" + line if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 
 
+class _Rules(ast.NodeVisitor):
+    """The rules of :func:`refusals`, one method per kind of node. Each ``visit_*`` returns the nodes to walk next,
+    with their scope: :meth:`walk` keeps its own stack instead of recursing, since a long expression (a sum of a
+    thousand terms) is as deep as it is long."""
+
+    def __init__(self, reserved: set[str], modules: set[str], same_imports: dict[str, set[str]]) -> None:
+        self.reserved, self.modules, self.same_imports = reserved, modules, same_imports
+        self.problems: list[str] = []
+        self.scope, self.top = _Scope(set(), set()), True
+
+    def walk(self, tree: ast.Module) -> list[str]:
+        stack = [(statement, self.function_scope(tree), True) for statement in reversed(tree.body)]
+        while stack:  # depth first, in the order of the source
+            node, self.scope, self.top = stack.pop()
+            stack.extend(reversed(self.visit(node)))
+        return list(dict.fromkeys(self.problems))
+
+    def visit(self, node: ast.AST) -> list[tuple[ast.AST, _Scope, bool]]:
+        children = super().visit(node)  # the rule for this kind of node, then the rule for what it stores into
+        self.stores(node)
+        return children
+
+    def refuse(self, node: ast.AST, why: str) -> None:
+        self.problems.append(f"line {getattr(node, 'lineno', '?')}: {why}")
+
+    def function_scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module) -> _Scope:
+        """A function's names (its parameters are its own), or the cell's (the chapter's names are not)."""
+        params: set[str] = set()
+        if not isinstance(node, ast.Module):
+            args = node.args
+            params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
+        own, foreign = set(params), set()
+        for inner in ast.walk(node):
+            for target in _flat(_targets(inner)):
+                if isinstance(target, ast.Name):
+                    own.add(target.id)
+                    value = getattr(inner, "value", None) or getattr(inner, "iter", None)
+                    if value is not None and _mentions(value, (self.modules | self.reserved) - params):
+                        foreign.add(target.id)
+        if isinstance(node, ast.Module):
+            own -= self.reserved | self.modules
+        return _Scope(own, foreign)
+
+    def generic_visit(self, node: ast.AST) -> list[tuple[ast.AST, _Scope, bool]]:
+        return [(child, self.scope, self.top) for child in ast.iter_child_nodes(node)]
+
+    def stores(self, node: ast.AST) -> None:
+        """A store into a name the chapter's checks read, or into an object the solution did not make."""
+        for target in _flat(_targets(node)):
+            if isinstance(target, ast.Name) and self.top and target.id in self.reserved:
+                self.refuse(node, f"binds {target.id}, a name the chapter's cells use: the checks read it")
+            elif isinstance(target, ast.Attribute | ast.Subscript) and not self.scope.is_own(target):
+                root = _root(target)
+                what = root.id if isinstance(root, ast.Name) else "an object"
+                self.refuse(node, f"changes {what}, which the solution did not make: leave the library and the "
+                            "chapter as they are")  # fmt: skip
+
+    def visit_Global(self, node: ast.Global | ast.Nonlocal) -> list:
+        names = ", ".join(node.names)
+        self.refuse(node, f"{type(node).__name__.lower()} {names}: a solution changes nothing outside itself")
+        return self.generic_visit(node)
+
+    visit_Nonlocal = visit_Global  # noqa: N815 (ast.NodeVisitor names its methods after the node classes)
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> list:
+        for alias in node.names:
+            name = f"{node.module}.{alias.name}" if isinstance(node, ast.ImportFrom) else alias.name
+            absolute = getattr(node, "level", 0) == 0
+            if absolute and (_module_refused(name) or _module_refused(name.rpartition(".")[0] or name)):
+                self.refuse(node, f"imports {name}, which reaches the interpreter or the grader")
+            name, what = _binding(node, alias)
+            if self.top and name in self.reserved and what not in self.same_imports.get(name, set()):
+                self.refuse(node, f"binds {name}, a name the chapter's cells use, to something else")
+        return self.generic_visit(node)
+
+    visit_ImportFrom = visit_Import  # noqa: N815
+
+    def visit_Name(self, node: ast.Name) -> list:
+        if node.id in _NAMES:
+            self.refuse(node, f"uses {node.id}: call functions directly, and change nothing outside the solution")
+        return self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> list:
+        attr = node.attr
+        dunder = attr.startswith("__") and attr.endswith("__")
+        on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+        if (dunder and attr not in _DUNDERS_ALLOWED) or (attr.startswith("_") and not dunder and not on_self):
+            self.refuse(node, f"reaches .{attr}: private attributes and the interpreter's are out of bounds")
+        elif attr in _ATTRIBUTES:
+            self.refuse(node, f"reaches .{attr}, which bypasses the library's public functions")
+        return self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list:
+        if not isinstance(node, ast.Lambda) and self.top and node.name in self.reserved:
+            self.refuse(node, f"defines {node.name}, a name the chapter's cells use")
+        outside = [d for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None]
+        outside += getattr(node, "decorator_list", [])
+        inner = self.function_scope(node)
+        body = node.body if isinstance(node.body, list) else [node.body]
+        return [(n, self.scope, self.top) for n in outside] + [(n, inner, False) for n in body]
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef  # noqa: N815
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> list:
+        if self.top and node.name in self.reserved:
+            self.refuse(node, f"defines {node.name}, a name the chapter's cells use")
+        outside = [*node.bases, *node.keywords, *node.decorator_list]
+        empty = _Scope(set(), set())  # class attributes: nothing outside
+        return [(n, self.scope, self.top) for n in outside] + [(n, empty, False) for n in node.body]
+
+
 def refusals(
     source: str,
     reserved: Iterable[str] = (),
@@ -208,97 +319,15 @@ def refusals(
     (``same_imports``, from :func:`import_bindings`).
     ``imported``: names bound to modules in other cells (``torch``, ``F``); a store into them is a patch.
     """
-    same_imports = same_imports or {}
     try:
         tree = ast.parse(ipython_lines(source))
     except SyntaxError as error:
         return [f"line {error.lineno}: cannot be read as Python ({error.msg})"]
     except RecursionError:  # Python's own parser gives up: the cell could not run either
         return ["cannot be read as Python (an expression nested too deeply for the parser)"]
-    reserved = set(reserved)
-    problems: list[str] = []
     modules = set(imported) | {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
                                if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names}  # fmt: skip
-
-    def refuse(node: ast.AST, why: str) -> None:
-        problems.append(f"line {getattr(node, 'lineno', '?')}: {why}")
-
-    def function_scope(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module) -> _Scope:
-        """A function's names (its parameters are its own), or the cell's (the chapter's names are not)."""
-        params: set[str] = set()
-        if not isinstance(node, ast.Module):
-            args = node.args
-            params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
-        own, foreign = set(params), set()
-        for inner in ast.walk(node):
-            for target in _flat(_targets(inner)):
-                if isinstance(target, ast.Name):
-                    own.add(target.id)
-                    value = getattr(inner, "value", None) or getattr(inner, "iter", None)
-                    if value is not None and _mentions(value, (modules | reserved) - params):
-                        foreign.add(target.id)
-        if isinstance(node, ast.Module):
-            own -= reserved | modules
-        return _Scope(own, foreign)
-
-    def check(node: ast.AST, scope: _Scope, top: bool) -> list[tuple[ast.AST, _Scope, bool]]:
-        """The rules for one node; returns the nodes to check next, with their scope (a walk without recursion:
-        a long expression, a sum of a thousand terms, is as deep as it is long)."""
-        if isinstance(node, ast.Global | ast.Nonlocal):
-            refuse(
-                node,
-                f"{type(node).__name__.lower()} {', '.join(node.names)}: a solution changes nothing outside itself",
-            )
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            for alias in node.names:
-                name = f"{node.module}.{alias.name}" if isinstance(node, ast.ImportFrom) else alias.name
-                absolute = getattr(node, "level", 0) == 0
-                if absolute and (_module_refused(name) or _module_refused(name.rpartition(".")[0] or name)):
-                    refuse(node, f"imports {name}, which reaches the interpreter or the grader")
-                name, what = _binding(node, alias)
-                if top and name in reserved and what not in same_imports.get(name, set()):
-                    refuse(node, f"binds {name}, a name the chapter's cells use, to something else")
-        elif isinstance(node, ast.Name) and node.id in _NAMES:
-            refuse(node, f"uses {node.id}: call functions directly, and change nothing outside the solution")
-        elif isinstance(node, ast.Attribute):
-            attr = node.attr
-            dunder = attr.startswith("__") and attr.endswith("__")
-            on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
-            if (dunder and attr not in _DUNDERS_ALLOWED) or (attr.startswith("_") and not dunder and not on_self):
-                refuse(node, f"reaches .{attr}: private attributes and the interpreter's are out of bounds")
-            elif attr in _ATTRIBUTES:
-                refuse(node, f"reaches .{attr}, which bypasses the library's public functions")
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and top and node.name in reserved:
-            refuse(node, f"defines {node.name}, a name the chapter's cells use")
-        for target in _flat(_targets(node)):
-            if isinstance(target, ast.Name) and top and target.id in reserved:
-                refuse(node, f"binds {target.id}, a name the chapter's cells use: the checks read it")
-            elif isinstance(target, ast.Attribute | ast.Subscript) and not scope.is_own(target):
-                root = _root(target)
-                what = root.id if isinstance(root, ast.Name) else "an object"
-                refuse(
-                    node,
-                    f"changes {what}, which the solution did not make: leave the library and the chapter as they are",
-                )
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            outside = [d for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None]
-            outside += getattr(node, "decorator_list", [])
-            inner = function_scope(node)
-            body = node.body if isinstance(node.body, list) else [node.body]
-            return [(n, scope, top) for n in outside] + [(n, inner, False) for n in body]
-        if isinstance(node, ast.ClassDef):
-            outside = [*node.bases, *node.keywords, *node.decorator_list]
-            empty = _Scope(set(), set())  # class attributes: nothing outside
-            return [(n, scope, top) for n in outside] + [(n, empty, False) for n in node.body]
-        return [(child, scope, top) for child in ast.iter_child_nodes(node)]
-
-    def check_body(statements: list[ast.stmt], scope: _Scope, top: bool) -> None:
-        stack = [(statement, scope, top) for statement in reversed(statements)]
-        while stack:  # depth first, in the order of the source
-            stack.extend(reversed(check(*stack.pop())))
-
-    check_body(tree.body, function_scope(tree), top=True)
-    return list(dict.fromkeys(problems))
+    return _Rules(set(reserved), modules, same_imports or {}).walk(tree)
 
 
 # ---- the library as the grader saw it -------------------------------------------------------------------------
@@ -351,11 +380,17 @@ def _take(namespaces: list[tuple[str, object]]) -> None:
         _SEEN.setdefault(name, _ids(namespace))
 
 
+def snapshot() -> None:
+    """The grader's first look at torch, attn, math and builtins: a chapter calls it in its first cell (locked),
+    before any exercise, and :func:`changes` compares with what it saw."""
+    _take(_watched())
+
+
 def changes() -> list[str]:
-    """What was rebound or removed in torch, attn, math or builtins since the grader first looked (the import of
-    :mod:`attn.book`, before a chapter's first exercise), and any object of theirs a notebook defined; modules
-    imported since are taken as they are at their first look. Only torch's own wrapper of the same object (see
-    :func:`_torch_wrapper`) does not count."""
+    """What was rebound or removed in torch, attn, math or builtins since the grader first looked
+    (:func:`snapshot`), and any object of theirs a notebook defined; modules imported since, or everything when no
+    snapshot was taken, are taken as they are at their first look. Only torch's own wrapper of the same object
+    (see :func:`_torch_wrapper`) does not count."""
     watched = _watched()
     found = []
     for name, namespace in watched:
@@ -373,6 +408,3 @@ def changes() -> list[str]:
                       if _from_a_notebook(v) and f"{name}.{k}" not in found]  # fmt: skip
     _take(watched)
     return found
-
-
-_take(_watched())

@@ -39,6 +39,7 @@ __all__ = [
     "check_positive_ints",
     "check_sequences",
     "shape_of",
+    "describe",
     "require_tensor",
     "broadcast_shapes",
     "same_lead",
@@ -194,47 +195,55 @@ def check_shapes(**specs: tuple[object, str] | int) -> dict[str, int]:
     (``check_shapes(x=(x, "B T input_size"), input_size=9)``). A spec may start with the dtype it wants: ``float``
     (the default), ``int``, ``bool`` or ``any``. Returns the sizes by name."""
     sizes: dict[str, int] = {name: value for name, value in specs.items() if isinstance(value, int)}
-    fixed = set(sizes)
-    first: dict[str, tuple[str, tuple[int, ...]]] = {}
+    first: dict[str, tuple[str, tuple[int, ...]]] = {name: ("", ()) for name in sizes}  # "": fixed by a keyword
     lead: tuple[str, tuple[int, ...], tuple[int, ...]] | None = None
     for name, spec in specs.items():
-        if isinstance(spec, int):
-            continue
-        x, axes = spec
-        axes = axes.split()
-        kind = axes.pop(0) if axes and axes[0] in _DTYPES else "float"
-        batch = bool(axes) and axes[0] == "..."
-        axes = axes[1:] if batch else axes
-        shown = ", ".join(["...", *axes] if batch else axes)
-        check(isinstance(x, torch.Tensor), lambda: f"{name} must be a torch.Tensor, got {type(x).__name__}")
-        shape = tuple(x.shape)
-        if batch:
-            check(len(shape) >= len(axes),
-                  lambda: f"{name} must have at least {len(axes)} dimensions, got shape {shape} (want ({shown}))")  # fmt: skip
-        else:
-            check(len(shape) == len(axes), lambda: f"{name} must be a ({shown}) tensor, got shape {shape}")
-        check(_dtype_ok(kind, x), lambda: f"{name} must be {_DTYPES[kind]} tensor, got dtype {x.dtype} (shape {shape})")
-        for axis, size in zip(axes, shape[len(shape) - len(axes) :], strict=True):
-            if axis.isdigit():
-                check(size == int(axis), lambda: f"{name} must be ({shown}) with {axis} there, got shape {shape}")
-            elif axis not in sizes:
-                sizes[axis], first[axis] = size, (name, shape)
-            elif axis in fixed:
-                check(size == sizes[axis], lambda: f"{name} must have {axis}={sizes[axis]} ({shown}), got shape {shape}")
-            else:
-                other, other_shape = first[axis]
-                check(size == sizes[axis], lambda: f"{other} and {name} must have the same {axis}, got {other} "
-                      f"{other_shape} ({axis}={sizes[axis]}) and {name} {shape} ({axis}={size})")  # fmt: skip
-        if batch:
-            mine = shape[: len(shape) - len(axes)]
-            if lead is None:
-                lead = (name, shape, mine)
-            else:
-                joined = broadcast_shapes(lead[2], mine)
-                check(joined is not None, lambda: f"the leading (batch) dimensions of {lead[0]} {lead[1]} and {name} "
-                      f"{shape} do not broadcast")  # fmt: skip
-                lead = (lead[0], lead[1], joined)
+        if not isinstance(spec, int):
+            lead = _check_one_shape(name, *spec, sizes, first, lead)
     return sizes
+
+
+def _check_one_shape(name: str, x: object, spec: str, sizes: dict[str, int], first: dict, lead: tuple | None) -> tuple:
+    """One argument of :func:`check_shapes`: binds its axes' sizes in ``sizes``; returns the batch shape so far."""
+    axes = spec.split()
+    kind = axes.pop(0) if axes and axes[0] in _DTYPES else "float"
+    batch = bool(axes) and axes[0] == "..."
+    axes = axes[1:] if batch else axes
+    shown = ", ".join(["...", *axes] if batch else axes)
+    check(isinstance(x, torch.Tensor), lambda: f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    shape = tuple(x.shape)
+    if batch:
+        k = len(axes)
+        check(len(shape) >= k, lambda: f"{name} must have at least {k} dimensions, got shape {shape} (want ({shown}))")
+    else:
+        check(len(shape) == len(axes), lambda: f"{name} must be a ({shown}) tensor, got shape {shape}")
+    check(_dtype_ok(kind, x), lambda: f"{name} must be {_DTYPES[kind]} tensor, got dtype {x.dtype} (shape {shape})")
+    for axis, size in zip(axes, shape[len(shape) - len(axes) :], strict=True):
+        _check_axis(name, shape, shown, axis, size, sizes, first)
+    if not batch:
+        return lead
+    mine = shape[: len(shape) - len(axes)]
+    if lead is None:
+        return (name, shape, mine)
+    joined = broadcast_shapes(lead[2], mine)
+    other, other_shape, _ = lead
+    what = f"the leading (batch) dimensions of {other} {other_shape} and {name} {shape}"
+    check(joined is not None, lambda: f"{what} do not broadcast")
+    return (lead[0], lead[1], joined)
+
+
+def _check_axis(name: str, shape: tuple, shown: str, axis: str, size: int, sizes: dict, first: dict) -> None:
+    """One axis of one argument: a fixed size, a new name (bound here), or a name bound before (the same size)."""
+    if axis.isdigit():
+        check(size == int(axis), lambda: f"{name} must be ({shown}) with {axis} there, got shape {shape}")
+    elif axis not in sizes:
+        sizes[axis], first[axis] = size, (name, shape)
+    elif not first[axis][0]:
+        check(size == sizes[axis], lambda: f"{name} must have {axis}={sizes[axis]} ({shown}), got shape {shape}")
+    else:
+        other, other_shape = first[axis]
+        check(size == sizes[axis], lambda: f"{other} and {name} must have the same {axis}, got {other} "
+              f"{other_shape} ({axis}={sizes[axis]}) and {name} {shape} ({axis}={size})")  # fmt: skip
 
 
 def check_same_dtype(**tensors: torch.Tensor) -> None:

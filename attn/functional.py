@@ -24,6 +24,7 @@ from attn._checks import (
     check_same_dtype,
     check_shapes,
     checked,
+    describe,
     overflow_error,
     require_tensor,
     shape_of,
@@ -47,14 +48,18 @@ _LOW_PRECISION = (torch.float16, torch.bfloat16)
 
 def _softmax_args(x: torch.Tensor, dim: int = -1, temperature: float | torch.Tensor = 1.0) -> None:
     require_tensor("x", x, 1)
-    check(not isinstance(dim, bool) and isinstance(dim, numbers.Integral) and -x.dim() <= dim < x.dim(),
-          lambda: f"dim must be an int in [{-x.dim()}, {x.dim() - 1}] for x of shape {shape_of(x)}, got {dim!r}")  # fmt: skip
+    n = x.dim()
+    check(not isinstance(dim, bool) and isinstance(dim, numbers.Integral) and -n <= dim < n,
+          lambda: f"dim must be an int in [{-n}, {n - 1}] for x of shape {shape_of(x)}, got {dim!r}")  # fmt: skip
     if isinstance(temperature, torch.Tensor):
-        check(temperature.numel() == 1 and temperature.is_floating_point(),
-              lambda: f"a tensor temperature must be one float, got {temperature.dtype} {shape_of(temperature)}")  # fmt: skip
-        temperature = temperature.item()
+        t = temperature
+        check(t.numel() == 1 and t.is_floating_point(),
+              lambda: f"a tensor temperature must be one float, got {t.dtype} {shape_of(t)}")  # fmt: skip
+        temperature = t.item()
     check_positive_number("temperature", temperature)
-    check(not bool(torch.isposinf(x).any()), lambda: f"x contains +inf (shape {shape_of(x)}): softmax is undefined there")
+    check(
+        not bool(torch.isposinf(x).any()), lambda: f"x contains +inf (shape {shape_of(x)}): softmax is undefined there"
+    )
 
 
 def _cosine_args(query: torch.Tensor, key: torch.Tensor, eps: float = 1e-8) -> None:
@@ -81,21 +86,32 @@ def _content_overflow(result: tuple[torch.Tensor, torch.Tensor], key: torch.Tens
           f"overflows (β up to {float(torch.as_tensor(strength).max()):.4g})")  # fmt: skip
 
 
-def _additive_args(query: torch.Tensor, key: torch.Tensor, W_q: torch.Tensor, W_k: torch.Tensor, v: torch.Tensor) -> None:
-    dims = check_shapes(query=(query, "... Tq d_q"), key=(key, "... Tk d_k"))
-    for name, W, d, x_name in (("W_q", W_q, dims["d_q"], "query"), ("W_k", W_k, dims["d_k"], "key")):
-        check(isinstance(W, torch.Tensor) and W.dim() == 2 and W.shape[1] == d,
-              lambda: f"{name} must have shape (d_a, {d}) to match {x_name} {shape_of(query if name == 'W_q' else key)}"
-              f", got {shape_of(W) if isinstance(W, torch.Tensor) else type(W).__name__}")  # fmt: skip
+def _projection_args(name: str, W: object, x_name: str, x: torch.Tensor) -> None:
+    """``W (d_a, d)`` for the input ``x (..., T, d)``."""
+    d, got = x.shape[-1], describe(W)
+    check(isinstance(W, torch.Tensor) and W.dim() == 2 and W.shape[1] == d,
+          lambda: f"{name} must have shape (d_a, {d}) to match {x_name} {shape_of(x)}, got {got}")  # fmt: skip
+
+
+def _additive_args(
+    query: torch.Tensor, key: torch.Tensor, W_q: torch.Tensor, W_k: torch.Tensor, v: torch.Tensor
+) -> None:
+    check_shapes(query=(query, "... Tq d_q"), key=(key, "... Tk d_k"))
+    _projection_args("W_q", W_q, "query", query)
+    _projection_args("W_k", W_k, "key", key)
     require_tensor("W_q", W_q, 2)
     require_tensor("W_k", W_k, 2)
     require_tensor("v", v, 1)
-    check(W_q.shape[0] == W_k.shape[0] and v.shape == (W_q.shape[0],),
-          f"W_q, W_k and v must share d_a: got W_q {shape_of(W_q)}, W_k {shape_of(W_k)}, v {shape_of(v)}")
+    check(
+        W_q.shape[0] == W_k.shape[0] and v.shape == (W_q.shape[0],),
+        f"W_q, W_k and v must share d_a: got W_q {shape_of(W_q)}, W_k {shape_of(W_k)}, v {shape_of(v)}",
+    )
     check_same_dtype(query=query, key=key, W_q=W_q, W_k=W_k, v=v)
 
 
-def _attend_args(scores: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None = None, dropout: float = 0.0) -> None:
+def _attend_args(
+    scores: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None = None, dropout: float = 0.0
+) -> None:
     check_dropout(dropout)
     require_tensor("scores", scores, 2)
     require_tensor("value", value, 2)
@@ -107,8 +123,10 @@ def _attend_args(scores: torch.Tensor, value: torch.Tensor, mask: torch.Tensor |
     if mask is not None:
         check_mask(mask, shape_of(scores), scores.device)
     # -inf is a key not to attend to; +inf is a score that overflowed
-    check(not bool(torch.isposinf(scores).any()),
-          f"scores contain +inf (shape {shape_of(scores)}): did they overflow? Scale them down")
+    check(
+        not bool(torch.isposinf(scores).any()),
+        f"scores contain +inf (shape {shape_of(scores)}): did they overflow? Scale them down",
+    )
 
 
 def _no_overflow(result: tuple[torch.Tensor, torch.Tensor], query: torch.Tensor, key: torch.Tensor, *args,

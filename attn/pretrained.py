@@ -26,7 +26,7 @@ from safetensors.torch import load_file
 from tokenizers import Tokenizer
 from torch import nn
 
-from attn._checks import check_dropout, check_positive_int, check_tokens
+from attn._checks import check, check_dropout, check_positive_int, check_positive_ints, check_tokens, checked
 from attn.blocks import Encoder
 from attn.blocks.layers import LayerNorm
 
@@ -77,19 +77,17 @@ class BertConfig:
     pad: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len", "type_vocab_size"):
-            check_positive_int(name, getattr(self, name))
-        if self.d_model % self.num_heads:
-            raise ValueError(f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}")
+        check_positive_ints(
+            self, "vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len", "type_vocab_size"
+        )
+        check(self.d_model % self.num_heads == 0,
+              f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}")  # fmt: skip
         check_dropout(self.dropout)
-        if isinstance(self.eps, bool) or not isinstance(self.eps, numbers.Real) or not 0 < self.eps < 1:
-            raise ValueError(f"eps must be a number in (0, 1), got {self.eps!r}")
-        if (
-            isinstance(self.pad, bool)
-            or not isinstance(self.pad, numbers.Integral)
-            or not 0 <= self.pad < self.vocab_size
-        ):
-            raise ValueError(f"pad must be a token id in [0, vocab_size={self.vocab_size}), got {self.pad!r}")
+        check(not isinstance(self.eps, bool) and isinstance(self.eps, numbers.Real) and 0 < self.eps < 1,
+              f"eps must be a number in (0, 1), got {self.eps!r}")  # fmt: skip
+        token_id = not isinstance(self.pad, bool) and isinstance(self.pad, numbers.Integral)
+        check(token_id and 0 <= self.pad < self.vocab_size,
+              f"pad must be a token id in [0, vocab_size={self.vocab_size}), got {self.pad!r}")  # fmt: skip
 
     @classmethod
     def from_json(cls, path: str | Path) -> BertConfig:
@@ -101,17 +99,15 @@ class BertConfig:
             raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
         except UnicodeDecodeError as e:
             raise ValueError(f"{path}: not UTF-8 text ({e.reason})") from None
-        if not isinstance(config, dict):
-            raise ValueError(f"{path}: expected a JSON object of sizes, got {type(config).__name__}")
+        check(isinstance(config, dict), lambda: f"{path}: expected a JSON object of sizes, got {type(config).__name__}")
         for key, expected in (("hidden_act", "gelu"), ("position_embedding_type", "absolute")):
-            if config.get(key, expected) != expected:
-                raise ValueError(f"{path}: {key} is {config[key]!r}; attn's BERT supports only {expected!r}")
+            check(config.get(key, expected) == expected,
+                  f"{path}: {key} is {config.get(key)!r}; attn's BERT supports only {expected!r}")  # fmt: skip
         names = {"vocab_size": "vocab_size", "d_model": "hidden_size", "num_heads": "num_attention_heads",
                  "num_layers": "num_hidden_layers", "d_ff": "intermediate_size", "max_len": "max_position_embeddings",
                  "type_vocab_size": "type_vocab_size", "eps": "layer_norm_eps"}  # fmt: skip
         missing = [key for key in names.values() if key not in config]
-        if missing:
-            raise ValueError(f"{path}: missing {', '.join(missing)}")
+        check(not missing, lambda: f"{path}: missing {', '.join(missing)}")
         try:
             return cls(**{ours: config[theirs] for ours, theirs in names.items()}, pad=config.get("pad_token_id", 0))
         except ValueError as e:
@@ -130,18 +126,21 @@ class BertEmbedding(nn.Module):
         self.norm = LayerNorm(c.d_model, c.eps)
         self.dropout = nn.Dropout(c.dropout)
 
-    def forward(self, tokens: torch.Tensor, segments: torch.Tensor | None = None) -> torch.Tensor:
+    def _forward_args(self, tokens: torch.Tensor, segments: torch.Tensor | None = None) -> None:
         check_tokens("tokens", tokens, self.config.vocab_size)
-        B, T = tokens.shape
-        if T > self.config.max_len:
-            raise ValueError(f"tokens has T={T} positions but the model has max_len={self.config.max_len}")
+        check(tokens.shape[1] <= self.config.max_len, lambda: f"tokens has T={tokens.shape[1]} positions but the "
+              f"model has max_len={self.config.max_len}")  # fmt: skip
+        if segments is not None:
+            check_tokens("segments", segments, self.config.type_vocab_size)
+            check(segments.shape == tokens.shape, lambda: f"segments must have the shape of tokens "
+                  f"{tuple(tokens.shape)}, got {tuple(segments.shape)}")  # fmt: skip
+
+    @checked(_forward_args)
+    def forward(self, tokens: torch.Tensor, segments: torch.Tensor | None = None) -> torch.Tensor:
+        """ids ``(B, T)`` and segment ids (default 0) -> ``(B, T, d_model)``."""
+        T = tokens.shape[1]
         if segments is None:
             segments = torch.zeros_like(tokens)
-        check_tokens("segments", segments, self.config.type_vocab_size)
-        if segments.shape != tokens.shape:
-            raise ValueError(
-                f"segments must have the shape of tokens {tuple(tokens.shape)}, got {tuple(segments.shape)}"
-            )
         positions = torch.arange(T, device=tokens.device)  # (T,)
         x = self.tokens(tokens) + self.positions(positions) + self.segments(segments)  # (B, T, d_model)
         return self.dropout(self.norm(x))
@@ -166,6 +165,12 @@ class Bert(nn.Module):
             c.num_layers, c.d_model, c.num_heads, c.d_ff, c.dropout, norm_first=False, activation="gelu", eps=c.eps
         )
 
+    def _forward_args(
+        self, tokens: torch.Tensor, segments: torch.Tensor | None = None, need_weights: bool = True
+    ) -> None:
+        BertEmbedding.forward.check(self.embedding, tokens, segments)
+
+    @checked(_forward_args)
     def forward(
         self, tokens: torch.Tensor, segments: torch.Tensor | None = None, need_weights: bool = True
     ) -> BertOutput:
@@ -176,6 +181,11 @@ class Bert(nn.Module):
         return BertOutput(hidden, attention)
 
 
+def _checkpoint_names_args(num_layers: int) -> None:
+    check_positive_int("num_layers", num_layers)
+
+
+@checked(_checkpoint_names_args)
 def checkpoint_names(num_layers: int) -> dict[str, str]:
     """The mapping table: each tensor's name in a Hugging Face ``BertModel`` checkpoint -> its name in :class:`Bert`."""
     table = {
@@ -194,7 +204,7 @@ def checkpoint_names(num_layers: int) -> dict[str, str]:
         "output.dense": "feed_forward.W_2",
     }
     norms = {"attention.output.LayerNorm": "norm1", "output.LayerNorm": "norm2"}
-    for i in range(check_positive_int("num_layers", num_layers)):
+    for i in range(num_layers):
         for theirs, ours in per_layer.items():
             for kind in ("weight", "bias"):
                 table[f"encoder.layer.{i}.{theirs}.{kind}"] = f"encoder.layers.{i}.{ours}.{kind}"
@@ -219,10 +229,9 @@ def _regular_file(path: Path) -> Path:
     """``path`` if it is a regular file of at most MAX_FILE_BYTES (a link to a device would be read forever)."""
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
-    if not path.is_file():
-        raise ValueError(f"{path}: not a regular file")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise ValueError(f"{path}: {path.stat().st_size} bytes, more than a model file of this book can be")
+    check(path.is_file(), lambda: f"{path}: not a regular file")
+    size = path.stat().st_size
+    check(size <= MAX_FILE_BYTES, lambda: f"{path}: {size} bytes, more than a model file of this book can be")
     return path
 
 
@@ -231,8 +240,7 @@ def _sha256(path: Path) -> str:
     with _regular_file(path).open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
-            if f.tell() > MAX_FILE_BYTES:  # the file grew while we read it
-                raise ValueError(f"{path}: more than {MAX_FILE_BYTES} bytes")
+            check(f.tell() <= MAX_FILE_BYTES, lambda: f"{path}: more than {MAX_FILE_BYTES} bytes")  # it grew as we read
     return digest.hexdigest()
 
 
@@ -242,30 +250,31 @@ def load_weights(model: Bert, path: str | Path, sha256: str | None = WEIGHTS_SHA
     ValueError naming it."""
     path = _regular_file(Path(path))
     if sha256 is not None:
-        if not isinstance(sha256, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
-            raise ValueError(f"sha256 must be 64 hexadecimal digits (or None), got {sha256!r}")
-        if (found := _sha256(path)) != sha256.lower():
-            raise ValueError(f"{path}: SHA-256 is {found}, expected {sha256}; the file is damaged or not the model")
+        check(isinstance(sha256, str) and re.fullmatch(r"[0-9a-fA-F]{64}", sha256),
+              lambda: f"sha256 must be 64 hexadecimal digits (or None), got {sha256!r}")  # fmt: skip
+        found = _sha256(path)
+        check(found == sha256.lower(), lambda: f"{path}: SHA-256 is {found}, expected {sha256}; the file is damaged "
+              "or not the model")  # fmt: skip
     try:
         state = load_file(path)  # safetensors: tensors only, no pickle
     except Exception as e:  # safetensors raises its own error types for a file that is not a checkpoint
         raise ValueError(f"{path}: not a safetensors checkpoint ({e})") from None
     table = checkpoint_names(model.config.num_layers)
     unexpected = sorted(set(state) - set(table) - set(UNUSED))
-    if unexpected:
-        raise ValueError(f"{path}: tensors this model has no place for: {', '.join(unexpected[:5])}")
+    check(not unexpected, lambda: f"{path}: tensors this model has no place for: {', '.join(unexpected[:5])}")
     ours = model.state_dict()
     renamed = {}
     for theirs, name in table.items():
-        if theirs not in state:
-            raise ValueError(f"{path}: tensor {theirs} (attn's {name}) is missing")
-        if state[theirs].shape != ours[name].shape or state[theirs].dtype != ours[name].dtype:
-            raise ValueError(
-                f"{path}: tensor {theirs} is {state[theirs].dtype} {tuple(state[theirs].shape)} but attn's {name} "
-                f"is {ours[name].dtype} {tuple(ours[name].shape)}"
-            )
+        _check_tensor(path, theirs, state.get(theirs), name, ours[name])
         renamed[name] = state[theirs]
     model.load_state_dict(renamed, strict=True, assign=True)  # the loaded tensors become the parameters: no copy
+
+
+def _check_tensor(path: Path, theirs: str, tensor: torch.Tensor | None, name: str, ours: torch.Tensor) -> None:
+    """The checkpoint's tensor ``theirs`` is there and has the shape and dtype of attn's ``name``."""
+    check(tensor is not None, lambda: f"{path}: tensor {theirs} (attn's {name}) is missing")
+    check(tensor.shape == ours.shape and tensor.dtype == ours.dtype, lambda: f"{path}: tensor {theirs} is "
+          f"{tensor.dtype} {tuple(tensor.shape)} but attn's {name} is {ours.dtype} {tuple(ours.shape)}")  # fmt: skip
 
 
 def load_bert(directory: str | Path | None = None, sha256: str | None = WEIGHTS_SHA256) -> Bert:
@@ -312,15 +321,19 @@ def _sentences(sentences: object) -> list[str]:
     """One sentence or a non-empty list of them, as a list; anything else is a ValueError."""
     if isinstance(sentences, str):
         return [sentences]
-    if not isinstance(sentences, list | tuple) or not sentences or not all(isinstance(s, str) for s in sentences):
-        raise ValueError(f"sentences must be a string or a non-empty list of strings, got {sentences!r}")
+    check(isinstance(sentences, list | tuple) and sentences and all(isinstance(s, str) for s in sentences),
+          lambda: f"sentences must be a string or a non-empty list of strings, got {sentences!r}")  # fmt: skip
     return list(sentences)
 
 
+def _mean_pool_args(hidden: torch.Tensor, tokens: torch.Tensor, pad: int = 0) -> None:
+    check(hidden.dim() == 3 and tokens.shape == hidden.shape[:2], lambda: "hidden (B, T, d) and tokens (B, T) "
+          f"disagree: {tuple(hidden.shape)}, {tuple(tokens.shape)}")  # fmt: skip
+
+
+@checked(_mean_pool_args)
 def mean_pool(hidden: torch.Tensor, tokens: torch.Tensor, pad: int = 0) -> torch.Tensor:
     """Sentence embeddings: the mean of ``hidden (B, T, d)`` over real tokens, scaled to length 1: ``(B, d)``."""
-    if hidden.dim() != 3 or tokens.shape != hidden.shape[:2]:
-        raise ValueError(f"hidden (B, T, d) and tokens (B, T) disagree: {tuple(hidden.shape)}, {tuple(tokens.shape)}")
     keep = (tokens != pad).to(hidden.dtype)[..., None]  # (B, T, 1)
     mean = (hidden * keep).sum(1) / keep.sum(1).clamp(min=1)  # (B, d)
     return F.normalize(mean, dim=-1)
@@ -342,12 +355,10 @@ def embed_sentences(model: Bert, tokenizer: Tokenizer, sentences: Sequence[str],
 def read(model: Bert, tokenizer: Tokenizer, sentence: str) -> tuple[tuple[torch.Tensor, ...], list[str]]:
     """One typed sentence through the model: every layer's attention ``(1, H, T, T)`` and its T tokens
     (the form bertviz and :func:`attn.viz.head_grid` take). An empty sentence is a ValueError."""
-    if not isinstance(sentence, str) or not sentence.strip():
-        raise ValueError("the sentence is empty: type a few words, e.g. 'The cat sat on the mat.'")
+    check(isinstance(sentence, str) and sentence.strip(),
+          "the sentence is empty: type a few words, e.g. 'The cat sat on the mat.'")  # fmt: skip
     encoded = encode(tokenizer, sentence)
-    if len(encoded.tokens[0]) >= MAX_TOKENS and tokenizer.encode(sentence).overflowing:
-        raise ValueError(
-            f"the sentence is longer than the model reads: more than {MAX_TOKENS} word pieces with [CLS] and [SEP]; "
-            f"shorten it"
-        )
+    check(len(encoded.tokens[0]) < MAX_TOKENS or not tokenizer.encode(sentence).overflowing,
+          f"the sentence is longer than the model reads: more than {MAX_TOKENS} word pieces with [CLS] and [SEP]; "
+          "shorten it")  # fmt: skip
     return model(encoded.ids).attention, encoded.tokens[0]

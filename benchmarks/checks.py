@@ -8,8 +8,9 @@ statement is a check when it raises, is an ``if`` whose branch ends in a raise, 
 with ``check``, ``_check`` or ``require``, or ``same_lead``, ``per_row``); every other line is math. A function
 decorated with ``@checked(door)`` adds its door checker's lines to its check lines (they are what a reader of the
 function must also read), and so do the module's own ``_check...`` helpers that the body calls. "Checker calls"
-(the one-line rule ``check(ok, message)`` and the checkers' own helpers not counted) counts, by tracing one call with ``sys.setprofile``, the calls into
-``attn/_checks.py`` and into functions named ``check...``/``_check...``/``_...args``; "host syncs" counts
+counts, by tracing one call with ``sys.setprofile``, the calls into ``attn/_checks.py`` and into functions named
+``check...``/``_check...``/``_...args`` (the one-line rule ``check(ok, message)`` and the checkers' own helpers not
+counted); "host syncs" counts
 ``aten::_local_scalar_dense`` (a ``bool(tensor)``, ``tensor.item()`` or ``int(tensor)``: on a GPU each makes the host
 wait for the device) during one call, with a ``TorchDispatchMode``.
 
@@ -160,30 +161,29 @@ def functions():
     ]  # fmt: skip
 
 
+def _step_time(model: torch.nn.Module, repeats: int, B: int = 32, T: int = 10) -> tuple[float, float]:
+    """Seconds per time step of ``model`` and of its ``nn.LSTMCell`` controller alone, forward and backward."""
+    x = torch.randn(B, T, 9)
+    controller = model.controller
+    extra = x.new_zeros(B, controller.input_size - 9)  # the reads the controller also sees
+
+    def step_model():
+        model(x).logits.sum().backward()
+
+    def step_controller():
+        state, outs = None, []
+        for t in range(T):
+            h, c = state = controller(torch.cat([x[:, t], extra], -1), state)
+            outs.append(h)
+        torch.stack(outs).sum().backward()
+
+    model_s, controller_s = paired_medians([step_model, step_controller], repeats)
+    return model_s / T, controller_s / T
+
+
 def step_times(repeats: int) -> list[tuple[str, float, float]]:
-    rows = []
-    T, B = 10, 32
-    for name, model in (
-        ("DNC", DNC(DNCConfig(input_size=9, output_size=8))),
-        ("NTM", NTM(NTMConfig(input_size=9, output_size=8))),
-    ):
-        x = torch.randn(B, T, 9)
-        controller = model.controller
-
-        def step_model():
-            model(x).logits.sum().backward()
-
-        def step_controller():
-            state = None
-            outs = []
-            for t in range(T):
-                h, c = state = controller(torch.cat([x[:, t], x.new_zeros(B, controller.input_size - 9)], -1), state)
-                outs.append(h)
-            torch.stack(outs).sum().backward()
-
-        model_s, controller_s = paired_medians([step_model, step_controller], repeats)
-        rows.append((name, model_s / T, controller_s / T))
-    return rows
+    models = {"DNC": DNC(DNCConfig(input_size=9, output_size=8)), "NTM": NTM(NTMConfig(input_size=9, output_size=8))}
+    return [(name, *_step_time(model, repeats)) for name, model in models.items()]
 
 
 def main() -> None:
@@ -199,8 +199,9 @@ def main() -> None:
         m, c = split_lines(function)
         run, syncs = per_call(call)
         print(f"| {name:<30} | {m:>10} | {c:>11} | {run:>13} | {syncs:>10} |")
-    raises = sum(p.read_text().count("raise ValueError") for p in Path(LIBRARY).rglob("*.py"))
-    outside = sum(p.read_text().count("raise ValueError") for p in Path(LIBRARY).rglob("*.py") if p.name != "_checks.py")
+    files = list(Path(LIBRARY).rglob("*.py"))
+    raises = sum(p.read_text().count("raise ValueError") for p in files)
+    outside = sum(p.read_text().count("raise ValueError") for p in files if p.name != "_checks.py")
     print(f"\n`raise ValueError` in attn/: {raises}, outside attn/_checks.py: {outside}")
     print(f"\nTable 2: one time step, forward and backward, batch 32, {args.threads} thread(s) (median ms)")
     print("| model | step (ms) | its LSTMCell controller (ms) | ratio |")

@@ -79,12 +79,15 @@ def normalized(line: str) -> str:
 
 
 def code_lines(source: str) -> list[str]:
-    """The normalized lines of a function's or class's source that prove something: docstrings and short lines
-    left out."""
+    """The normalized lines of a function's or class's source that prove something: docstrings, signatures (an
+    exercise states the signature it asks for) and short lines left out."""
     source = textwrap.dedent(source)
     docstrings: set[int] = set()
     for node in ast.walk(ast.parse(source)):
         body = getattr(node, "body", None)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and body:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            docstrings.update(range(start, body[0].lineno))  # decorators and the signature
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
             value = body[0].value
             if isinstance(value, ast.Constant) and isinstance(value.value, str):

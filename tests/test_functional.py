@@ -465,7 +465,9 @@ def test_content_addressing_weights_sum_to_one(strength, seed):
 def test_content_addressing_rejects_bad_arguments():
     with pytest.raises(ValueError, match="strength must be >= 0, got -1"):
         attn.content_addressing(torch.ones(2), torch.ones(3, 2), -1)
-    with pytest.raises(ValueError, match="strength must broadcast to the key's leading dimensions \\(\\), got shape \\(2,\\)"):
+    with pytest.raises(
+        ValueError, match="strength must broadcast to the key's leading dimensions \\(\\), got shape \\(2,\\)"
+    ):
         attn.content_addressing(torch.ones(2), torch.ones(3, 2), torch.ones(2))
     with pytest.raises(ValueError, match="strength must be finite and >= 0, got values from nan"):
         attn.content_addressing(torch.ones(2), torch.ones(3, 2), torch.tensor(float("nan")))

@@ -9,7 +9,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attn._checks import check_dropout, check_dtype_of, check_positive_int, shape_of
+from attn._checks import (
+    check,
+    check_dropout,
+    check_dtype_of,
+    check_positive_int,
+    checked,
+    describe,
+    overflow_error,
+    shape_of,
+)
 from attn.functional import scaled_dot_product_attention
 
 __all__ = ["KeyValue", "MultiHeadAttention"]
@@ -34,6 +43,15 @@ class KeyValue:
         return self.key.nbytes + self.value.nbytes
 
 
+def _no_overflow(result: tuple[torch.Tensor, torch.Tensor | None], layer: nn.Module, query: torch.Tensor,
+                 key: torch.Tensor, *args, **kwargs) -> None:  # fmt: skip
+    """As :func:`attn.scaled_dot_product_attention`: scores that overflowed or are NaN leave a row of NaN weights;
+    that is an error, not a NaN output (the weights are read only when kept, and never on the meta device)."""
+    weights = result[1]
+    if weights is not None and weights.shape[-1] and not weights.is_meta and bool(weights[..., 0].isnan().any()):
+        raise overflow_error(query, key)
+
+
 class MultiHeadAttention(nn.Module):
     """``MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W_O`` with ``head_i = Attention(Q W_Q^i, K W_K^i, V W_V^i)``.
 
@@ -52,13 +70,10 @@ class MultiHeadAttention(nn.Module):
         self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True, num_kv_heads: int | None = None
     ):
         super().__init__()
-        d_model = check_positive_int("d_model", d_model)
-        num_heads = check_positive_int("num_heads", num_heads)
-        if d_model % num_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        d_model, num_heads = check_positive_int("d_model", d_model), check_positive_int("num_heads", num_heads)
+        check(d_model % num_heads == 0, f"d_model={d_model} is not divisible by num_heads={num_heads}")
         num_kv_heads = num_heads if num_kv_heads is None else check_positive_int("num_kv_heads", num_kv_heads)
-        if num_heads % num_kv_heads:
-            raise ValueError(f"num_heads={num_heads} is not divisible by num_kv_heads={num_kv_heads}")
+        check(num_heads % num_kv_heads == 0, f"num_heads={num_heads} is not divisible by num_kv_heads={num_kv_heads}")
         self.d_model, self.h, self.d_k, self.h_kv = d_model, num_heads, d_model // num_heads, num_kv_heads
         self.dropout = check_dropout(dropout)
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
@@ -66,6 +81,75 @@ class MultiHeadAttention(nn.Module):
         self.W_v = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
 
+    # ------------------------------------------------------------------------------------- the checks at each door
+
+    def _forward_args(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        need_weights: bool = True,
+        key_mask: torch.Tensor | None = None,
+    ) -> None:
+        self._check_input("query", query)
+        self._check_input("key", key)
+        self._check_input("value", value)
+        check(key.shape[:2] == value.shape[:2], lambda: "key and value must have the same (B, Tk), got key "
+              f"{shape_of(key)} and value {shape_of(value)}")  # fmt: skip
+        check(query.shape[0] == key.shape[0], lambda: "query and key must have the same batch size B, got "
+              f"{shape_of(query)} and {shape_of(key)}")  # fmt: skip
+        self._check_mask(mask, query.shape[0], query.shape[1], key.shape[1], query.device)
+        _check_key_mask(key_mask, key.shape[0], key.shape[1], query.device)
+
+    def _extend_args(
+        self, x: torch.Tensor, past: KeyValue | None = None, mask: torch.Tensor | None = None, need_weights: bool = True
+    ) -> None:
+        self._check_input("x", x, "Tn")
+        if past is not None:
+            self.check_past(past, x.shape[0])
+        B, Tn, _ = x.shape
+        self._check_mask(mask, B, Tn, Tn + (0 if past is None else len(past)), x.device)
+
+    def check_past(self, past: object, B: int) -> None:
+        """``past`` is this layer's cache for a batch of B: a :class:`KeyValue` of ``(B, H_kv, T, d_k)`` tensors."""
+        check(isinstance(past, KeyValue), lambda: f"past must be a KeyValue (or None), got {type(past).__name__}")
+        self._check_cached("key", past.key, B)
+        self._check_cached("value", past.value, B)
+        check(past.key.shape == past.value.shape, lambda: f"past.key {shape_of(past.key)} and past.value "
+              f"{shape_of(past.value)} differ in shape")  # fmt: skip
+
+    def _check_input(self, name: str, x: object, T: str = "T") -> None:
+        check(isinstance(x, torch.Tensor) and x.dim() == 3 and x.shape[-1] == self.d_model,
+              lambda: f"{name} must have shape (B, {T}, d_model={self.d_model}), got {describe(x)}")  # fmt: skip
+        check_dtype_of(name, x, self)
+
+    def _check_cached(self, name: str, t: object, B: int) -> None:
+        want = (B, self.h_kv, self.d_k)
+        ok = isinstance(t, torch.Tensor) and t.dim() == 4 and (t.shape[0], t.shape[1], t.shape[3]) == want
+        check(ok, lambda: f"past.{name} must have shape (B={B}, H_kv={self.h_kv}, T, d_k={self.d_k}), got "
+              f"{describe(t)}")  # fmt: skip
+
+    def _check_mask(self, mask: object, B: int, Tq: int, Tk: int, device: torch.device) -> None:
+        """``mask`` is None, or bool on ``device`` and ``(Tq, Tk)``, ``(B, Tq, Tk)`` or broadcastable to
+        ``(B, H, Tq, Tk)``."""
+        if mask is None:
+            return
+        full = (B, self.h, Tq, Tk)
+        expected = lambda: f"(Tq, Tk) = ({Tq}, {Tk}), (B, Tq, Tk) or broadcastable to (B, H, Tq, Tk) = {full}"  # noqa: E731
+        check(isinstance(mask, torch.Tensor),
+              lambda: f"mask must be a bool torch.Tensor of shape {expected()}, got {type(mask).__name__}")  # fmt: skip
+        check(mask.dtype == torch.bool, lambda: "mask must have dtype torch.bool (True = may attend), got "
+              f"{mask.dtype} of shape {shape_of(mask)}")  # fmt: skip
+        check(mask.device == device, lambda: f"mask is on {mask.device} but query is on {device}")
+        shape = shape_of(_per_head(mask))  # a 3-D mask as (B, 1, Tq, Tk)
+        fits = len(shape) in (2, 4) and all(m in (1, n) for m, n in zip(shape[::-1], full[::-1], strict=False))
+        hint = "; a padding mask (B, Tk) goes in key_mask" if mask.dim() == 2 else ""
+        check(fits, lambda: f"mask must have shape {expected()}, got {shape_of(mask)}{hint}")
+
+    # ------------------------------------------------------------------------------------------------ the equations
+
+    @checked(_forward_args, after=_no_overflow)
     def forward(
         self,
         query: torch.Tensor,
@@ -82,8 +166,8 @@ class MultiHeadAttention(nn.Module):
         mask means ``(Tq, Tk)``; both may be given. With ``need_weights=False``
         the weights are not kept (None) and the fused :func:`torch.nn.functional.scaled_dot_product_attention`
         computes the same output with far less memory (and, for longer sequences, faster)."""
-        B, Tq, Tk = self._check(query, key, value)
-        mask = self._with_key_mask(self._mask(mask, B, Tq, Tk, query.device), key_mask, B, Tk, query.device)
+        B, Tq, _ = query.shape
+        mask = self._with_key_mask(_per_head(mask), key_mask)  # (B, H or 1, Tq, Tk), broadcastable, or None
         q, k, v = self._project(query, key, value)  # (B, H, Tq, d_k), (B, H_kv, Tk, d_k), (B, H_kv, Tk, d_k)
         heads, weights = self._attend(q, k, v, mask, need_weights)  # (B, H, Tq, d_k), (B, H, Tq, Tk) or None
         concat = heads.transpose(1, 2).reshape(B, Tq, self.d_model)  # (B, Tq, H * d_k)
@@ -115,6 +199,7 @@ class MultiHeadAttention(nn.Module):
         heads, weights = scaled_dot_product_attention(q, k.unsqueeze(2), v.unsqueeze(2), mask, dropout=p)
         return heads.flatten(1, 2), weights.flatten(1, 2)  # (B, H, Tq, d_k), (B, H, Tq, Tk)
 
+    @checked(_extend_args)
     def extend(
         self,
         x: torch.Tensor,
@@ -127,18 +212,12 @@ class MultiHeadAttention(nn.Module):
         new token costs O(T), not a pass over the whole prefix. mask bool broadcastable to ``(B, H, Tn, T)``
         with T = len(past) + Tn -> output ``(B, Tn, d_model)``, weights ``(B, H, Tn, T)`` (None without
         ``need_weights``) and the cache for the next call, :class:`KeyValue` of ``(B, H_kv, T, d_k)`` tensors."""
-        if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
-            got = shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
-            raise ValueError(f"x must have shape (B, Tn, d_model={self.d_model}), got {got}")
-        check_dtype_of("x", x, self)
         B, Tn, _ = x.shape
         q, k, v = self._project(x, x, x)  # (B, H, Tn, d_k), (B, H_kv, Tn, d_k), (B, H_kv, Tn, d_k)
         if past is not None:
-            self._check_past(past, x)
             k = torch.cat([past.key, k], dim=2)  # (B, H_kv, T, d_k)
             v = torch.cat([past.value, v], dim=2)  # (B, H_kv, T, d_k)
-        mask = self._mask(mask, B, Tn, k.shape[2], x.device)
-        heads, weights = self._attend(q, k, v, mask, need_weights)  # (B, H, Tn, d_k), (B, H, Tn, T) or None
+        heads, weights = self._attend(q, k, v, _per_head(mask), need_weights)  # (B, H, Tn, d_k), (B, H, Tn, T)
         concat = heads.transpose(1, 2).reshape(B, Tn, self.d_model)  # (B, Tn, H * d_k)
         return self.W_o(concat), weights, KeyValue(k, v)
 
@@ -171,74 +250,25 @@ class MultiHeadAttention(nn.Module):
         shared = f", num_kv_heads={self.h_kv}" if self.h_kv != self.h else ""
         return f"d_model={self.d_model}, num_heads={self.h}{shared}, d_k={self.d_k}, dropout={self.dropout}"
 
-    def _check_past(self, past: object, x: torch.Tensor) -> None:
-        if not isinstance(past, KeyValue):
-            raise ValueError(f"past must be a KeyValue (or None), got {type(past).__name__}")
-        B = x.shape[0]
-        for name, t in (("key", past.key), ("value", past.value)):
-            if (
-                not isinstance(t, torch.Tensor)
-                or t.dim() != 4
-                or (t.shape[0], t.shape[1], t.shape[3]) != (B, self.h_kv, self.d_k)
-            ):
-                got = shape_of(t) if isinstance(t, torch.Tensor) else type(t).__name__
-                raise ValueError(f"past.{name} must have shape (B={B}, H_kv={self.h_kv}, T, d_k={self.d_k}), got {got}")
-        if past.key.shape != past.value.shape:
-            raise ValueError(f"past.key {shape_of(past.key)} and past.value {shape_of(past.value)} differ in shape")
-
-    def _check(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> tuple[int, int, int]:
-        for name, x in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(x, torch.Tensor):
-                raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-            if x.dim() != 3 or x.shape[-1] != self.d_model:
-                raise ValueError(f"{name} must have shape (B, T, d_model={self.d_model}), got {shape_of(x)}")
-            check_dtype_of(name, x, self)
-        if key.shape[:2] != value.shape[:2]:
-            raise ValueError(
-                f"key and value must have the same (B, Tk), got key {shape_of(key)} and value {shape_of(value)}"
-            )
-        if query.shape[0] != key.shape[0]:
-            raise ValueError(
-                f"query and key must have the same batch size B, got {shape_of(query)} and {shape_of(key)}"
-            )
-        return query.shape[0], query.shape[1], key.shape[1]
-
-    def _with_key_mask(
-        self, mask: torch.Tensor | None, key_mask: torch.Tensor | None, B: int, Tk: int, device: torch.device
-    ) -> torch.Tensor | None:
+    @staticmethod
+    def _with_key_mask(mask: torch.Tensor | None, key_mask: torch.Tensor | None) -> torch.Tensor | None:
         """``mask`` and the padding mask ``key_mask`` ``(B, Tk)`` together, as one mask ``(B, H or 1, Tq, Tk)``."""
         if key_mask is None:
             return mask
-        if not isinstance(key_mask, torch.Tensor) or key_mask.dtype != torch.bool or shape_of(key_mask) != (B, Tk):
-            got = (
-                f"{key_mask.dtype} {shape_of(key_mask)}"
-                if isinstance(key_mask, torch.Tensor)
-                else type(key_mask).__name__
-            )
-            raise ValueError(f"key_mask must be a bool tensor (B, Tk) = ({B}, {Tk}), True on real keys, got {got}")
-        if key_mask.device != device:
-            raise ValueError(f"key_mask is on {key_mask.device} but query is on {device}")
         keys = key_mask[:, None, None, :]  # (B, 1, 1, Tk): the same keys for every head and query
         return keys if mask is None else mask & keys
 
-    def _mask(self, mask: torch.Tensor | None, B: int, Tq: int, Tk: int, device: torch.device) -> torch.Tensor | None:
-        if mask is None:
-            return None
-        full = (B, self.h, Tq, Tk)
-        expected = f"(Tq, Tk) = ({Tq}, {Tk}), (B, Tq, Tk) or broadcastable to (B, H, Tq, Tk) = {full}"
-        if not isinstance(mask, torch.Tensor):
-            raise ValueError(f"mask must be a bool torch.Tensor of shape {expected}, got {type(mask).__name__}")
-        if mask.dtype != torch.bool:
-            raise ValueError(
-                f"mask must have dtype torch.bool (True = may attend), got {mask.dtype} of shape {shape_of(mask)}"
-            )
-        if mask.device != device:
-            raise ValueError(f"mask is on {mask.device} but query is on {device}")
-        shape = shape_of(mask)  # as given, for the message
-        if mask.dim() == 3:
-            mask = mask.unsqueeze(1)  # (B, 1, Tq, Tk): the same mask for every head
-        fits = all(m in (1, n) for m, n in zip(shape_of(mask)[::-1], full[::-1], strict=False))
-        if mask.dim() not in (2, 4) or not fits:
-            hint = "; a padding mask (B, Tk) goes in key_mask" if mask.dim() == 2 else ""
-            raise ValueError(f"mask must have shape {expected}, got {shape}{hint}")
-        return mask
+
+def _per_head(mask: torch.Tensor | None) -> torch.Tensor | None:
+    """A 3-D mask ``(B, Tq, Tk)`` as ``(B, 1, Tq, Tk)``, the same for every head; any other mask as it is."""
+    return mask.unsqueeze(1) if mask is not None and mask.dim() == 3 else mask
+
+
+def _check_key_mask(key_mask: object, B: int, Tk: int, device: torch.device) -> None:
+    """``key_mask`` is None or a bool ``(B, Tk)`` tensor on ``device``, ``True`` on real keys."""
+    if key_mask is None:
+        return
+    check(isinstance(key_mask, torch.Tensor) and key_mask.dtype == torch.bool and shape_of(key_mask) == (B, Tk),
+          lambda: f"key_mask must be a bool tensor (B, Tk) = ({B}, {Tk}), True on real keys, got "
+          f"{f'{key_mask.dtype} ' if isinstance(key_mask, torch.Tensor) else ''}{describe(key_mask)}")  # fmt: skip
+    check(key_mask.device == device, lambda: f"key_mask is on {key_mask.device} but query is on {device}")

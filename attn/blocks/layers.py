@@ -13,7 +13,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attn._checks import check_dropout, check_nonnegative_int, check_positive_int, shape_of
+from attn._checks import (
+    check,
+    check_choice,
+    check_dropout,
+    check_nonnegative_int,
+    check_positive_int,
+    checked,
+    describe,
+)
 from attn.blocks.attention import KeyValue, MultiHeadAttention
 
 __all__ = ["layer_norm", "LayerNorm", "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder"]
@@ -35,17 +43,19 @@ class LayerNorm(nn.Module):
     def __init__(self, d_model: int, eps: float = 1e-5):
         super().__init__()
         self.d_model = check_positive_int("d_model", d_model)
-        if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps > 0:
-            raise ValueError(f"eps must be a positive number, got {eps!r}")
+        check(not isinstance(eps, bool) and isinstance(eps, numbers.Real) and eps > 0,
+              f"eps must be a positive number, got {eps!r}")  # fmt: skip
         self.eps = float(eps)
         self.gamma = nn.Parameter(torch.ones(d_model))
         self.beta = nn.Parameter(torch.zeros(d_model))
 
+    def _forward_args(self, x: torch.Tensor) -> None:
+        check(isinstance(x, torch.Tensor) and x.dim() >= 1 and x.shape[-1] == self.d_model,
+              lambda: f"x must have shape (..., d_model={self.d_model}), got {describe(x)}")  # fmt: skip
+
+    @checked(_forward_args)
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``(..., d_model) -> (..., d_model)``, every feature vector normalized on its own."""
-        if not isinstance(x, torch.Tensor) or x.dim() < 1 or x.shape[-1] != self.d_model:
-            got = shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
-            raise ValueError(f"x must have shape (..., d_model={self.d_model}), got {got}")
         return F.layer_norm(x, (self.d_model,), self.gamma, self.beta, self.eps)  # = layer_norm(x, γ, β, ε)
 
     def extra_repr(self) -> str:
@@ -57,8 +67,7 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"):
         super().__init__()
-        if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
+        check_choice("activation", activation, sorted(_ACTIVATIONS))
         self.W_1 = nn.Linear(check_positive_int("d_model", d_model), check_positive_int("d_ff", d_ff))
         self.W_2 = nn.Linear(d_ff, d_model)
         self.activation = activation
@@ -120,6 +129,10 @@ class EncoderLayer(_Residual):
         self.dropout = nn.Dropout(check_dropout(dropout))
         self.norm_first = bool(norm_first)
 
+    def _forward_args(self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True) -> None:
+        MultiHeadAttention.forward.check(self.self_attention, x, x, x, mask)
+
+    @checked(_forward_args)
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -170,6 +183,18 @@ class DecoderLayer(_Residual):
         self.dropout = nn.Dropout(check_dropout(dropout))
         self.norm_first = bool(norm_first)
 
+    def _forward_args(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        self_mask: torch.Tensor | None = None,
+        memory_mask: torch.Tensor | None = None,
+        need_weights: bool = True,
+    ) -> None:
+        MultiHeadAttention.forward.check(self.self_attention, x, x, x, self_mask)
+        MultiHeadAttention.forward.check(self.cross_attention, x, memory, memory, memory_mask)
+
+    @checked(_forward_args)
     def forward(
         self,
         x: torch.Tensor,
@@ -219,6 +244,33 @@ class Encoder(_Stack):
 
     layer = EncoderLayer
 
+    def _forward_args(self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True) -> None:
+        EncoderLayer.forward.check(self.layers[0], x, mask, need_weights)
+
+    def _extend_args(
+        self,
+        x: torch.Tensor,
+        past: tuple[KeyValue, ...] | None = None,
+        mask: torch.Tensor | None = None,
+        need_weights: bool = True,
+    ) -> None:
+        if past is not None:
+            self._check_layers(past)
+        for i, layer in enumerate(self.layers):
+            MultiHeadAttention.extend.check(layer.self_attention, x, None if past is None else past[i], mask)
+
+    def check_past(self, past: object, B: int) -> None:
+        """``past`` is a cache for this stack and a batch of B: a tuple of one :class:`KeyValue` per layer."""
+        self._check_layers(past)
+        for layer, kv in zip(self.layers, past, strict=True):
+            layer.self_attention.check_past(kv, B)
+
+    def _check_layers(self, past: object) -> None:
+        check(isinstance(past, tuple) and len(past) == len(self.layers),
+              lambda: f"past must be a tuple of one KeyValue per layer ({len(self.layers)}), got "
+              f"{f'{len(past)} entries' if isinstance(past, tuple) else type(past).__name__}")  # fmt: skip
+
+    @checked(_forward_args)
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
@@ -231,6 +283,7 @@ class Encoder(_Stack):
             x = self.norm(x)
         return x, tuple(weights) if need_weights else None
 
+    @checked(_extend_args)
     def extend(
         self,
         x: torch.Tensor,
@@ -240,9 +293,6 @@ class Encoder(_Stack):
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None, tuple[KeyValue, ...]]:
         """:meth:`forward` for Tn new positions ``(B, Tn, d_model)`` after the tokens cached in ``past`` (one
         :class:`KeyValue` per layer) -> ``(B, Tn, d_model)``, each layer's ``(B, H, Tn, T)`` and the new cache."""
-        if past is not None and (not isinstance(past, tuple) or len(past) != len(self.layers)):
-            got = f"{len(past)} entries" if isinstance(past, tuple) else type(past).__name__
-            raise ValueError(f"past must be a tuple of one KeyValue per layer ({len(self.layers)}), got {got}")
         weights, cache = [], []
         for i, layer in enumerate(self.layers):
             x, w, kv = layer.extend(x, None if past is None else past[i], mask, need_weights)
@@ -258,6 +308,17 @@ class Decoder(_Stack):
 
     layer = DecoderLayer
 
+    def _forward_args(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        self_mask: torch.Tensor | None = None,
+        memory_mask: torch.Tensor | None = None,
+        need_weights: bool = True,
+    ) -> None:
+        DecoderLayer.forward.check(self.layers[0], x, memory, self_mask, memory_mask)
+
+    @checked(_forward_args)
     def forward(
         self,
         x: torch.Tensor,

@@ -18,7 +18,16 @@ import math
 import torch
 from torch import nn
 
-from attn._checks import check_nonnegative_int, check_positive_int, check_positive_number, require_tensor, shape_of
+from attn._checks import (
+    check,
+    check_nonnegative_int,
+    check_positive_int,
+    check_positive_number,
+    checked,
+    describe,
+    require_tensor,
+    shape_of,
+)
 from attn.blocks.attention import KeyValue, MultiHeadAttention
 
 __all__ = [
@@ -30,9 +39,15 @@ __all__ = [
 ]
 
 
+def _sinusoidal_positions_args(T: int, d_model: int) -> None:
+    check_positive_int("T", T)
+    check_positive_int("d_model", d_model)
+
+
+@checked(_sinusoidal_positions_args)
 def sinusoidal_positions(T: int, d_model: int) -> torch.Tensor:
     """``PE(pos, 2i) = sin(pos / 10000^{2i/d_model})``, ``PE(pos, 2i+1) = cos(...)`` (§3.5): shape ``(T, d_model)``."""
-    T, d_model = check_positive_int("T", T), check_positive_int("d_model", d_model)
+    T, d_model = int(T), int(d_model)
     position = torch.arange(T, dtype=torch.float32)[:, None]  # (T, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float32)  # (ceil(d_model / 2),)
     angle = position * torch.exp(-math.log(10000.0) * two_i / d_model)  # (T, ceil(d_model / 2))
@@ -48,19 +63,17 @@ class _Positions(nn.Module):
         self.d_model = check_positive_int("d_model", d_model)
         self.max_len = check_positive_int("max_len", max_len)
 
-    def _check(self, x: torch.Tensor, start: int = 0) -> int:
-        if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
-            got = shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
-            raise ValueError(f"x must have shape (B, T, d_model={self.d_model}), got {got}")
-        T = x.shape[1]
-        if T > self.max_len:
-            raise ValueError(f"x has length T={T} but the positional table holds max_len={self.max_len} positions")
-        if check_nonnegative_int("start", start) and start + T > self.max_len:
-            raise ValueError(
-                f"positions start={start} to {start + T - 1} are past the positional table "
-                f"(max_len={self.max_len} positions)"
-            )
-        return T
+    def _forward_args(self, x: torch.Tensor, start: int = 0) -> None:
+        check(isinstance(x, torch.Tensor) and x.dim() == 3 and x.shape[-1] == self.d_model,
+              lambda: f"x must have shape (B, T, d_model={self.d_model}), got {describe(x)}")  # fmt: skip
+        self.check_span(x.shape[1], start)
+
+    def check_span(self, T: int, start: int = 0) -> None:
+        """The positions ``start``, ..., ``start + T - 1`` are in the table, else a ValueError."""
+        check(T <= self.max_len, lambda: f"x has length T={T} but the positional table holds max_len={self.max_len} "
+              "positions")  # fmt: skip
+        check(check_nonnegative_int("start", start) + T <= self.max_len, lambda: f"positions start={start} to "
+              f"{start + T - 1} are past the positional table (max_len={self.max_len} positions)")  # fmt: skip
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, max_len={self.max_len}"
@@ -73,10 +86,10 @@ class SinusoidalPositions(_Positions):
         super().__init__(d_model, max_len)
         self.register_buffer("table", sinusoidal_positions(max_len, d_model), persistent=False)
 
+    @checked(_Positions._forward_args)
     def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
         """``(B, T, d_model) -> (B, T, d_model)``; the T vectors are of positions ``start``, ..., ``start + T - 1``."""
-        T = self._check(x, start)
-        return x + self.table[start : start + T].to(x.dtype)
+        return x + self.table[start : start + x.shape[1]].to(x.dtype)
 
 
 class LearnedPositions(_Positions):
@@ -86,12 +99,21 @@ class LearnedPositions(_Positions):
         super().__init__(d_model, max_len)
         self.table = nn.Parameter(torch.randn(max_len, d_model) * std)
 
+    @checked(_Positions._forward_args)
     def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
         """``(B, T, d_model) -> (B, T, d_model)``; the T vectors are of positions ``start``, ..., ``start + T - 1``."""
-        T = self._check(x, start)
-        return x + self.table[start : start + T]
+        return x + self.table[start : start + x.shape[1]]
 
 
+def _rotary_positions_args(x: torch.Tensor, start: int = 0, base: float = 10000.0) -> None:
+    require_tensor("x", x, min_dim=2)
+    check(x.shape[-1] % 2 == 0,
+          lambda: f"x must have an even number of features d (RoPE turns pairs), got shape {shape_of(x)}")  # fmt: skip
+    check_nonnegative_int("start", start)
+    check_positive_number("base", base)
+
+
+@checked(_rotary_positions_args)
 def rotary_positions(x: torch.Tensor, start: int = 0, base: float = 10000.0) -> torch.Tensor:
     """Rotary positions (Su et al. 2021, eq. 34): ``x (..., T, d)``, d even -> the same shape, each pair
     ``(x_2i, x_2i+1)`` of the token at position ``m = start + t`` turned by the angle ``m θ_i``,
@@ -100,11 +122,8 @@ def rotary_positions(x: torch.Tensor, start: int = 0, base: float = 10000.0) -> 
     Applied to queries and keys, ``(R_m q) · (R_n k) = q · R_(n-m) k``: the score depends on the two positions only
     through their offset (eq. 16). The pairs are adjacent features, as in the paper; some implementations (GPT-NeoX,
     LLaMA) pair feature i with feature i + d/2 instead, which is the same map up to a fixed permutation of features."""
-    require_tensor("x", x, min_dim=2)
     T, d = x.shape[-2:]
-    if d % 2:
-        raise ValueError(f"x must have an even number of features d (RoPE turns pairs), got shape {shape_of(x)}")
-    start, base = check_nonnegative_int("start", start), check_positive_number("base", base)
+    start, base = int(start), float(base)
     dtype = torch.promote_types(x.dtype, torch.float32)  # angles in float32 at least (float64 stays float64)
     position = torch.arange(start, start + T, device=x.device, dtype=dtype)[:, None]  # (T, 1)
     theta = torch.exp(-math.log(base) * torch.arange(0, d, 2, device=x.device, dtype=dtype) / d)  # (d / 2,)
@@ -134,10 +153,8 @@ class RotaryMultiHeadAttention(MultiHeadAttention):
         base: float = 10000.0,
     ):
         super().__init__(d_model, num_heads, dropout, bias, num_kv_heads)
-        if self.d_k % 2:
-            raise ValueError(
-                f"d_k = d_model / num_heads = {self.d_model} / {self.h} = {self.d_k} must be even (RoPE turns pairs)"
-            )
+        check(self.d_k % 2 == 0, f"d_k = d_model / num_heads = {self.d_model} / {self.h} = {self.d_k} must be even "
+              "(RoPE turns pairs)")  # fmt: skip
         self.base = check_positive_number("base", base)
         self._start = 0  # the position of the first token that _project sees (extend: the cache's length)
 

@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from attn._checks import check, checked
+
 __all__ = ["Claim", "ClaimError", "claim", "recorded_claims", "METADATA_KEY", "SECOND_NUMERIC_PATH"]
 
 METADATA_KEY = "attn.claim"  # where a claim's record sits in the metadata of its display output
@@ -121,20 +123,29 @@ class Claim:
         return {"text/plain": str(self), "text/html": self._repr_html_()}, {METADATA_KEY: self.record()}
 
 
-def _number(statement: str, name: str, x: object) -> float:
-    """A real number from a Python number, a numpy scalar or a one-element tensor."""
-    if isinstance(x, torch.Tensor):
-        if x.numel() != 1 or x.is_complex():
-            raise ValueError(
-                f"claim {statement!r}: {name} must be one real number, got a tensor of shape {tuple(x.shape)}"
-            )
-        x = x.item()
-    if isinstance(x, bool) or not isinstance(x, Real):
-        raise ValueError(f"claim {statement!r}: {name} must be a real number, got {type(x).__name__} {x!r}")
+def _fits_a_float(x: Real) -> bool:
     try:
-        return float(x)
-    except OverflowError:
-        raise ValueError(f"claim {statement!r}: {name} is too large to compare as a float") from None
+        float(x)
+    except OverflowError:  # an int too large for a float
+        return False
+    return True
+
+
+def _number(statement: str, name: str, x: object) -> float:
+    """A real number from a Python number, a numpy scalar or a one-element tensor, else a ValueError naming it."""
+    if isinstance(x, torch.Tensor):
+        check(x.numel() == 1 and not x.is_complex(), lambda: f"claim {statement!r}: {name} must be one real number, "
+              f"got a tensor of shape {tuple(x.shape)}")  # fmt: skip
+        x = x.item()
+    check(not isinstance(x, bool) and isinstance(x, Real),
+          lambda: f"claim {statement!r}: {name} must be a real number, got {type(x).__name__} {x!r}")  # fmt: skip
+    check(_fits_a_float(x), lambda: f"claim {statement!r}: {name} is too large to compare as a float")
+    return float(x)
+
+
+def _real(x: float | torch.Tensor) -> float:
+    """A Python number, a numpy scalar or a one-element tensor as a float."""
+    return float(x.item() if isinstance(x, torch.Tensor) else x)
 
 
 def _yes_no(x: object) -> object:
@@ -146,37 +157,62 @@ def _yes_no(x: object) -> object:
     return x
 
 
-def _check(statement: object, value: object, at_least: object, at_most: object, equals: object, fmt: str) -> Claim:
-    """The claim without its null: the bound checked against this run's value."""
-    if not isinstance(statement, str) or not statement.strip():
-        raise ValueError(f"statement must be a non-empty string saying what is claimed, got {statement!r}")
-    if not isinstance(fmt, str):
-        raise ValueError(f"fmt must be a format spec such as '.1%' or '.2f', got {fmt!r}")
-    bounds = [b for b in (at_least, at_most) if b is not None]
-    value = _yes_no(value)
-    if isinstance(value, bool):  # a yes/no claim: it holds when value is True
-        if bounds or equals is not None:
-            raise ValueError(f"claim {statement!r}: a yes/no value takes no at_least, at_most or equals")
-        return Claim(statement, value, holds=value)
-    if equals is not None:
-        if bounds:
-            raise ValueError(f"claim {statement!r}: give equals or at_least/at_most, not both")
-        if not isinstance(equals, str) or not isinstance(value, str):
-            raise ValueError(f"claim {statement!r}: equals compares strings, got value {value!r} and equals {equals!r}")
-        return Claim(statement, value, equals=equals, holds=value == equals)
-    if not bounds:
-        raise ValueError(f"claim {statement!r} has no bound: give at_least, at_most or both (or a yes/no value)")
-    number = _number(statement, "value", value)
-    low = None if at_least is None else _number(statement, "at_least", at_least)
-    high = None if at_most is None else _number(statement, "at_most", at_most)
-    if any(math.isnan(b) for b in (low, high) if b is not None):
-        raise ValueError(f"claim {statement!r}: a bound is NaN")
-    if low is not None and high is not None and low > high:
-        raise ValueError(f"claim {statement!r}: at_least={low} is above at_most={high}")
+def _kind(value: object, equals: object) -> str:
+    """What a claim compares: ``"yes/no"`` (a bool value), ``"string"`` (with ``equals``) or ``"number"``."""
+    return "yes/no" if isinstance(_yes_no(value), bool) else "string" if equals is not None else "number"
+
+
+def _format_error(number: float, fmt: str) -> str | None:
+    """Why ``fmt`` cannot format a number, or None if it can."""
     try:
         format(number, fmt)
     except ValueError as error:
-        raise ValueError(f"claim {statement!r}: fmt {fmt!r} is not a number format ({error})") from None
+        return str(error)
+    return None
+
+
+def _check_bounds(statement: str, value: object, at_least: object, at_most: object, fmt: str) -> None:
+    """A measured number and its bounds: real numbers, not NaN, in order, and ``fmt`` formats them."""
+    check(at_least is not None or at_most is not None,
+          lambda: f"claim {statement!r} has no bound: give at_least, at_most or both (or a yes/no value)")  # fmt: skip
+    number = _number(statement, "value", value)
+    low = None if at_least is None else _number(statement, "at_least", at_least)
+    high = None if at_most is None else _number(statement, "at_most", at_most)
+    check(not any(math.isnan(b) for b in (low, high) if b is not None), lambda: f"claim {statement!r}: a bound is NaN")
+    check(low is None or high is None or low <= high,
+          lambda: f"claim {statement!r}: at_least={low} is above at_most={high}")  # fmt: skip
+    error = _format_error(number, fmt)
+    check(error is None, lambda: f"claim {statement!r}: fmt {fmt!r} is not a number format ({error})")
+
+
+def _check_null(statement: str, kind: str, null: object, control: object, no_null: object) -> None:
+    """The null's control is named, the null is of the claim's kind (or no_null says why there is none)."""
+    check(isinstance(control, str) and control.strip(), lambda: f"claim {statement!r}: control must name the null's "
+          f"control (e.g. 'chance'), got {control!r}")  # fmt: skip
+    check(no_null is None or null is None,
+          f"claim {statement!r}: give null (a measured value) or no_null (why there is none), not both")  # fmt: skip
+    check(no_null is None or isinstance(no_null, str) and no_null.strip(),
+          lambda: f"claim {statement!r}: no_null must say why the claim has no null, got {no_null!r}")  # fmt: skip
+    null = _yes_no(null)
+    check(kind != "yes/no" or null is None or isinstance(null, bool),
+          lambda: f"claim {statement!r}: a yes/no claim's null is yes/no too, got {type(null).__name__}")  # fmt: skip
+    check(kind != "string" or null is None or isinstance(null, str),
+          lambda: f"claim {statement!r}: a string claim's null is a string too, got {type(null).__name__}")  # fmt: skip
+    if kind == "number" and null is not None:
+        check(not math.isnan(_number(statement, "null", null)),
+              lambda: f"claim {statement!r}: the null is NaN; measure the control again")  # fmt: skip
+
+
+def _measure(statement: str, value: object, at_least: object, at_most: object, equals: object, fmt: str) -> Claim:
+    """The claim without its null: the bound checked against this run's value."""
+    value = _yes_no(value)
+    if isinstance(value, bool):  # a yes/no claim: it holds when value is True
+        return Claim(statement, value, holds=value)
+    if equals is not None:
+        return Claim(statement, value, equals=equals, holds=value == equals)
+    number = _real(value)
+    low = None if at_least is None else _real(at_least)
+    high = None if at_most is None else _real(at_most)
     return Claim(statement, number, low, high, fmt=fmt, holds=_within(number, low, high))
 
 
@@ -184,35 +220,50 @@ def _within(number: float, low: float | None, high: float | None) -> bool:
     return not math.isnan(number) and (low is None or number >= low) and (high is None or number <= high)
 
 
-def _with_null(checked: Claim, null: object, control: object, no_null: object) -> Claim:
+def _with_null(measured: Claim, null: object, control: str, no_null: str | None) -> Claim:
     """The claim with its null measured under a control (or the reason it has none) and whether the null holds."""
-    name = checked.statement
-    if not isinstance(control, str) or not control.strip():
-        raise ValueError(f"claim {name!r}: control must name the null's control (e.g. 'chance'), got {control!r}")
     if no_null is not None:
-        if null is not None:
-            raise ValueError(f"claim {name!r}: give null (a measured value) or no_null (why there is none), not both")
-        if not isinstance(no_null, str) or not no_null.strip():
-            raise ValueError(f"claim {name!r}: no_null must say why the claim has no null, got {no_null!r}")
-        return replace(checked, no_null=no_null)
+        return replace(measured, no_null=no_null)
     if null is None:
-        return checked
+        return measured
     null = _yes_no(null)
-    if isinstance(checked.value, bool):
-        if not isinstance(null, bool):
-            raise ValueError(f"claim {name!r}: a yes/no claim's null is yes/no too, got {type(null).__name__}")
-        return replace(checked, null=null, control=control, null_holds=null)
-    if checked.equals is not None:
-        if not isinstance(null, str):
-            raise ValueError(f"claim {name!r}: a string claim's null is a string too, got {type(null).__name__}")
-        return replace(checked, null=null, control=control, null_holds=null == checked.equals)
-    number = _number(name, "null", null)
-    if math.isnan(number):
-        raise ValueError(f"claim {name!r}: the null is NaN; measure the control again")
-    held = _within(number, checked.at_least, checked.at_most)
-    return replace(checked, null=number, control=control, null_holds=held)
+    if isinstance(measured.value, bool):
+        return replace(measured, null=null, control=control, null_holds=null)
+    if measured.equals is not None:
+        return replace(measured, null=null, control=control, null_holds=null == measured.equals)
+    number = _real(null)
+    held = _within(number, measured.at_least, measured.at_most)
+    return replace(measured, null=number, control=control, null_holds=held)
 
 
+def _claim_args(
+    statement: str,
+    value: float | torch.Tensor | str | bool,
+    *,
+    at_least: float | None = None,
+    at_most: float | None = None,
+    equals: str | None = None,
+    fmt: str = "",
+    null: float | torch.Tensor | str | bool | None = None,
+    control: str = "null",
+    no_null: str | None = None,
+) -> None:
+    check(isinstance(statement, str) and statement.strip(),
+          lambda: f"statement must be a non-empty string saying what is claimed, got {statement!r}")  # fmt: skip
+    check(isinstance(fmt, str), lambda: f"fmt must be a format spec such as '.1%' or '.2f', got {fmt!r}")
+    kind = _kind(value, equals)
+    bounded = at_least is not None or at_most is not None
+    check(kind != "yes/no" or not bounded and equals is None,
+          lambda: f"claim {statement!r}: a yes/no value takes no at_least, at_most or equals")  # fmt: skip
+    check(kind != "string" or not bounded, lambda: f"claim {statement!r}: give equals or at_least/at_most, not both")
+    check(kind != "string" or isinstance(equals, str) and isinstance(value, str), lambda: f"claim {statement!r}: "
+          f"equals compares strings, got value {value!r} and equals {equals!r}")  # fmt: skip
+    if kind == "number":
+        _check_bounds(statement, value, at_least, at_most, fmt)
+    _check_null(statement, kind, null, control, no_null)
+
+
+@checked(_claim_args)
 def claim(
     statement: str,
     value: float | torch.Tensor | str | bool,
@@ -235,20 +286,20 @@ def claim(
     it: "chance", "untrained", "shuffled map", "the other arm"); it is shown beside the value, and the claim fails
     when the null meets the bound too. ``no_null`` says why a check has none (an exact comparison with a reference).
     """
-    checked = _with_null(_check(statement, value, at_least, at_most, equals, fmt), null, control, no_null)
+    measured = _with_null(_measure(statement, value, at_least, at_most, equals, fmt), null, control, no_null)
     try:
         from IPython import get_ipython
         from IPython.display import display
     except ImportError:  # pragma: no cover - IPython comes with the book's requirements
         get_ipython = None
     if get_ipython is not None and get_ipython() is not None:
-        display(checked)  # text plus the record in the output's metadata
+        display(measured)  # text plus the record in the output's metadata
     else:
-        print(checked)
-    if not checked.holds:
-        raise ClaimError(f"claim does not hold: {str(checked)[2:]}")
-    if checked.null_holds:
-        raise ClaimError(f"claim cannot fail: {str(checked)[2:]}")
+        print(measured)
+    if not measured.holds:
+        raise ClaimError(f"claim does not hold: {str(measured)[2:]}")
+    if measured.null_holds:
+        raise ClaimError(f"claim cannot fail: {str(measured)[2:]}")
 
 
 def recorded_claims(notebook: Any) -> list[dict[str, Any]]:

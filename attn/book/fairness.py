@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from attn._checks import check
 from attn.book.show import Table, table
 
 __all__ = ["Arm", "show_arms"]
@@ -46,11 +47,9 @@ class Arm:
 def show_arms(arms: Iterable[Arm]) -> Table:
     """The table of what each arm of a comparison got (display it, or print it for the text alone)."""
     arms = tuple(arms)
-    if len(arms) < 2:
-        raise ValueError(f"arms must hold at least two sides of a comparison, got {len(arms)}")
-    for arm in arms:
-        if not isinstance(arm, Arm):
-            raise ValueError(f"arms must be Arm records, got {type(arm).__name__}")
-        if not arm.searched.strip() or not arm.chosen.strip():
-            raise ValueError(f"arm {arm.name!r}: say which settings were searched and which was chosen (and how)")
+    check(len(arms) >= 2, f"arms must hold at least two sides of a comparison, got {len(arms)}")
+    strangers = [arm for arm in arms if not isinstance(arm, Arm)]
+    check(not strangers, lambda: f"arms must be Arm records, got {type(strangers[0]).__name__}")
+    vague = [arm for arm in arms if not arm.searched.strip() or not arm.chosen.strip()]
+    check(not vague, lambda: f"arm {vague[0].name!r}: say which settings were searched and which was chosen (and how)")
     return table(COLUMNS, (arm.cells() for arm in arms))

@@ -34,6 +34,7 @@ import nbformat
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from attn._checks import check
 from attn.book.tampering import changes, refusals
 
 __all__ = ["forbid", "check_written", "fresh_generator", "student_version", "write_assignments", "grade_cells"]
@@ -76,13 +77,13 @@ class _Forbidden:
         self.by_id: dict[int, str] = {}
         self.methods: dict[str, str] = {}
         for name in names:
-            if not isinstance(name, str) or "." not in name.strip("."):
-                raise ValueError(f"forbid names functions by their dotted path, such as 'torch.softmax', got {name!r}")
+            check(isinstance(name, str) and "." in name.strip("."),
+                  f"forbid names functions by their dotted path, such as 'torch.softmax', got {name!r}")  # fmt: skip
             owner_name, attr = name.rsplit(".", 1)
             owner = _resolve(owner_name)
             original = getattr(owner, attr, _MISSING)
-            if original is _MISSING:
-                raise ValueError(f"forbid: {owner_name} has no {attr} (is {name!r} spelled as the library spells it?)")
+            check(original is not _MISSING,
+                  f"forbid: {owner_name} has no {attr} (is {name!r} spelled as the library spells it?)")  # fmt: skip
             own = not isinstance(owner, type) or attr in vars(owner)  # a class may inherit it
             self.places.append((owner, attr, original, own, name))
             self.by_id[id(original)] = name
@@ -499,8 +500,8 @@ def write_assignments(source: Path, target: Path, force: bool = False) -> list[P
     Refuses to overwrite an existing file (an instructor may have edited it) unless ``force``.
     """
     source, target = Path(source), Path(target)
-    if source.resolve() == target.resolve():
-        raise ValueError(f"target {target} is the source folder: it would overwrite the solutions")
+    apart = source.resolve() != target.resolve()
+    check(apart, f"target {target} is the source folder: it would overwrite the solutions")
     notebooks = [(p, nbformat.read(p, as_version=4)) for p in sorted(source.glob("*.ipynb"))]
     notebooks = [(p, nb) for p, nb in notebooks if grade_cells(nb)]
     existing = [target / p.name for p, _ in notebooks if (target / p.name).exists()]

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attn._checks import check, checked
+
 __all__ = ["Source", "Table", "show_source", "table"]
 
 
@@ -37,6 +39,14 @@ class Table:
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     caption: str | None = None
+
+    def __post_init__(self) -> None:
+        check(self.header, "header must name at least one column, got none")
+        ragged = [i for i, row in enumerate(self.rows) if len(row) != len(self.header)]
+        check(not ragged, lambda: f"row {ragged[0]} has {len(self.rows[ragged[0]])} cells but the header has "
+              f"{len(self.header)} columns: {self.rows[ragged[0]]!r}")  # fmt: skip
+        check(self.caption is None or isinstance(self.caption, str),
+              lambda: f"caption must be a string, got {type(self.caption).__name__}")  # fmt: skip
 
     def __str__(self) -> str:
         lines = [self.header, *self.rows]
@@ -62,16 +72,7 @@ class Table:
 
 def table(header: Sequence[object], rows: Iterable[Sequence[object]], caption: str | None = None) -> Table:
     """A result table (display it; ``print`` gives the text alone). Cells are shown as ``str`` gives them."""
-    header = tuple(_text(h) for h in header)
-    rows = tuple(tuple(_text(c) for c in row) for row in rows)
-    if not header:
-        raise ValueError("header must name at least one column, got none")
-    for i, row in enumerate(rows):
-        if len(row) != len(header):
-            raise ValueError(f"row {i} has {len(row)} cells but the header has {len(header)} columns: {row!r}")
-    if caption is not None and not isinstance(caption, str):
-        raise ValueError(f"caption must be a string, got {type(caption).__name__}")
-    return Table(header, rows, caption)
+    return Table(tuple(_text(h) for h in header), tuple(tuple(_text(c) for c in row) for row in rows), caption)
 
 
 @dataclass(frozen=True)
@@ -116,11 +117,14 @@ def _short_file(path: str) -> str:
     return "/".join(parts[parts.index("attn") :]) if "attn" in parts else Path(path).name
 
 
+def _show_source_args(obj: object, body: bool = False) -> None:
+    check(isinstance(body, bool), lambda: f"body must be True or False, got {body!r}")
+
+
+@checked(_show_source_args)
 def show_source(obj: object, body: bool = False) -> Source:
     """The source of a function, method or class of the library (display it to fold it in the book); with
     ``body=True`` only what follows its signature and docstring, shown open (a body the prose reads line by line)."""
-    if not isinstance(body, bool):
-        raise ValueError(f"body must be True or False, got {body!r}")
     target = inspect.unwrap(obj) if callable(obj) else obj
     try:
         lines, first = inspect.getsourcelines(target)
@@ -130,8 +134,7 @@ def show_source(obj: object, body: bool = False) -> Source:
     name = getattr(target, "__qualname__", getattr(target, "__name__", repr(target)))
     if body:
         skip = _header_lines(lines)
-        if skip >= len(lines):
-            raise ValueError(f"obj has no body after its signature and docstring: {name}")
+        check(skip < len(lines), lambda: f"obj has no body after its signature and docstring: {name}")
         lines, first = lines[skip:], first + skip
     return Source(name, _short_file(file or "?"), first, "".join(lines), opened=body)
 

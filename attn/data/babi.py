@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from attn._checks import check_size
+from attn._checks import check, check_size, checked
 from attn.data.vocab import Vocab, tokenize
 
 __all__ = [
@@ -39,6 +39,7 @@ MAX_FILE_BYTES = 256 * 2**20  # 256 MiB: the 10k-example tasks are 50 times smal
 MEMORY_SIZE = 50  # the paper keeps the most recent 50 sentences (Sukhbaatar et al. 2015, §4.2)
 _LINE = re.compile(r"(\d+) (.*)")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_NEWLINE_BYTES = re.compile(rb"\r\n|\r|\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")  # after . ! or ? and a space, or at a line break
 
 
@@ -80,45 +81,55 @@ class Example:
         return [where[i] for i in self.supporting]
 
 
+def _split_sentences_args(text: str) -> None:
+    check(isinstance(text, str), lambda: f"text must be a string, got {type(text).__name__}")
+
+
+@checked(_split_sentences_args)
 def split_sentences(text: str) -> list[str]:
     """A story typed as text, one sentence per item: split at line breaks and after ``.``, ``!`` or ``?``;
     empty pieces are dropped (``"Greg is a frog. Brian is yellow."`` -> two sentences)."""
-    if not isinstance(text, str):
-        raise ValueError(f"text must be a string, got {type(text).__name__}")
     return [piece.strip() for piece in _SENTENCE_END.split(text) if piece.strip()]
+
+
+def _ints(text: str) -> tuple[int, ...] | None:
+    """The integers written in ``text``, or None if a word is not one."""
+    try:
+        return tuple(int(s) for s in text.split())
+    except ValueError:
+        return None
 
 
 def _parse_line(raw: str, where: str) -> Line:
     match = _LINE.fullmatch(raw)
-    if match is None:
-        raise ValueError(f"{where}: expected 'ID text', got {raw!r}")
+    check(match is not None, lambda: f"{where}: expected 'ID text', got {raw!r}")
     line_id, rest = int(match.group(1)), match.group(2)
     if "\t" not in rest:
-        if not tokenize(rest):
-            raise ValueError(f"{where}: line {line_id} has no words")
-        if "?" in rest:  # a statement never asks; a question whose fields are split by spaces would vanish
-            raise ValueError(
-                f"{where}: line {line_id} is a question without an answer: a question line needs "
-                f"'question<TAB>answer<TAB>supporting ids' (tabs, not spaces)"
-            )
+        check(tokenize(rest), lambda: f"{where}: line {line_id} has no words")
+        # a statement never asks; a question whose fields are split by spaces would vanish
+        check("?" not in rest, lambda: f"{where}: line {line_id} is a question without an answer: a question line "
+              "needs 'question<TAB>answer<TAB>supporting ids' (tabs, not spaces)")  # fmt: skip
         return Line(line_id, rest.strip())
     fields = rest.split("\t")
-    if len(fields) != 3:
-        raise ValueError(
-            f"{where}: a question line needs 'question<TAB>answer<TAB>supporting ids', got {len(fields)} "
-            f"tab-separated fields"
-        )
+    check(len(fields) == 3, lambda: f"{where}: a question line needs 'question<TAB>answer<TAB>supporting ids', got "
+          f"{len(fields)} tab-separated fields")  # fmt: skip
     question, answer, support = fields
     answer_words = tuple(a.strip().lower() for a in answer.split(","))
-    if not tokenize(question) or not all(answer_words):
-        raise ValueError(f"{where}: question {line_id} has an empty question or answer: {rest!r}")
-    try:
-        supporting = tuple(int(s) for s in support.split())
-    except ValueError:
-        raise ValueError(f"{where}: supporting ids must be integers, got {support!r}") from None
-    if not supporting:
-        raise ValueError(f"{where}: question {line_id} lists no supporting ids")
+    check(tokenize(question) and all(answer_words),
+          lambda: f"{where}: question {line_id} has an empty question or answer: {rest!r}")  # fmt: skip
+    supporting = _ints(support)
+    check(supporting is not None, lambda: f"{where}: supporting ids must be integers, got {support!r}")
+    check(supporting, lambda: f"{where}: question {line_id} lists no supporting ids")
     return Line(line_id, question.strip(), answer_words, supporting)
+
+
+def _check_place(line: Line, stories: list[Story], statements: set[int], where: str) -> None:
+    """``line`` continues its story (ids count up from 1) and cites only the story's earlier statements."""
+    check(stories, lambda: f"{where}: a story must start at id 1, got {line.id}")
+    check(line.id == 1 or line.id == stories[-1][-1].id + 1,
+          lambda: f"{where}: expected id {stories[-1][-1].id + 1} (or 1 for a new story), got {line.id}")  # fmt: skip
+    missing = [s for s in line.supporting if s not in statements]
+    check(not missing, lambda: f"{where}: supporting id(s) {missing} are not earlier statements of this story")
 
 
 def parse_stories(lines: Iterable[str], source: str = "<string>") -> list[Story]:
@@ -134,35 +145,40 @@ def parse_stories(lines: Iterable[str], source: str = "<string>") -> list[Story]
         if line.id == 1:
             stories.append([])
             statements = set()
-        elif not stories:
-            raise ValueError(f"{where}: a story must start at id 1, got {line.id}")
-        elif line.id != stories[-1][-1].id + 1:
-            raise ValueError(f"{where}: expected id {stories[-1][-1].id + 1} (or 1 for a new story), got {line.id}")
-        missing = [s for s in line.supporting if s not in statements]
-        if missing:
-            raise ValueError(f"{where}: supporting id(s) {missing} are not earlier statements of this story")
+        _check_place(line, stories, statements, where)
         if not line.is_question:
             statements.add(line.id)
         stories[-1].append(line)
     return stories
 
 
+def _utf8(data: bytes) -> str | UnicodeDecodeError:
+    """``data`` decoded as UTF-8, or the error that says where it is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error
+
+
+def _not_utf8(path: Path, data: bytes, start: int, error: UnicodeDecodeError) -> str:
+    """Where ``data`` (decoded from ``start``) stops being UTF-8: ``path:line: not UTF-8 text (...)``."""
+    at = start + error.start
+    line = len(_NEWLINE_BYTES.split(data[:at]))
+    return f"{path}:{line}: not UTF-8 text ({error.reason}, byte {data[at]:#04x})"
+
+
 def read_stories(path: str | Path) -> list[Story]:
     """Stories of one bAbI file (UTF-8, with or without a byte-order mark)."""
     path = Path(path)
-    if path.exists() and not path.is_file():
-        raise ValueError(f"{path}: not a regular file")
+    check(not path.exists() or path.is_file(), lambda: f"{path}: not a regular file")
     size = path.stat().st_size
-    if size > MAX_FILE_BYTES:  # refused before reading: a bAbI file of 10k questions is about 5 MB
-        raise ValueError(f"{path}: {size:,} bytes, more than the {MAX_FILE_BYTES:,} a bAbI task file is read up to")
+    # refused before reading: a bAbI file of 10k questions is about 5 MB
+    check(size <= MAX_FILE_BYTES, lambda: f"{path}: {size:,} bytes, more than the {MAX_FILE_BYTES:,} a bAbI task "
+          "file is read up to")  # fmt: skip
     data = path.read_bytes()
     start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-    try:
-        text = data[start:].decode("utf-8")
-    except UnicodeDecodeError as e:
-        at = start + e.start
-        line = len(re.split(rb"\r\n|\r|\n", data[:at]))
-        raise ValueError(f"{path}:{line}: not UTF-8 text ({e.reason}, byte {data[at]:#04x})") from None
+    text = _utf8(data[start:])
+    check(isinstance(text, str), lambda: _not_utf8(path, data, start, text))
     return parse_stories(_NEWLINE.split(text), source=str(path))
 
 
@@ -212,12 +228,15 @@ def examples(stories: Iterable[Story]) -> list[Example]:
     return out
 
 
+def _task_file_args(data_dir: str | Path, task: int, split: str) -> None:
+    check(split in ("train", "test"), lambda: f"split must be 'train' or 'test', got {split!r}")
+    check(not isinstance(task, bool) and isinstance(task, numbers.Integral) and 1 <= task <= 20,
+          lambda: f"task must be an int in 1..20, got {task!r}")  # fmt: skip
+
+
+@checked(_task_file_args)
 def task_file(data_dir: str | Path, task: int, split: str) -> Path:
     """The file of bAbI task ``task`` (1-20) and ``split`` ("train" or "test") in ``data_dir``."""
-    if split not in ("train", "test"):
-        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
-    if isinstance(task, bool) or not isinstance(task, numbers.Integral) or not 1 <= task <= 20:
-        raise ValueError(f"task must be an int in 1..20, got {task!r}")
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise FileNotFoundError(f"data directory {data_dir} does not exist")
@@ -266,31 +285,46 @@ class BabiTensors:
         return BabiTensors(*(t[index] for t in (self.story, self.query, self.answer, self.lengths, self.supporting)))
 
 
+def _shape(exs: Sequence[Example], memory_size: int, sentence_length: int | None) -> tuple[int, int, int]:
+    """``(N, M, J)``: questions, memory slots (the most recent ``memory_size`` sentences), words per sentence."""
+    J = _longest(exs) if sentence_length is None else sentence_length
+    M = max(min(memory_size, max(len(ex.story) for ex in exs)), 1)
+    return len(exs), M, J
+
+
+def _longest(exs: Sequence[Example]) -> int:
+    """The words of the longest story sentence or question."""
+    return max(max((len(s) for ex in exs for s in ex.story), default=0), max(len(ex.question) for ex in exs))
+
+
 def check_vectorizable(
     exs: Sequence[Example], memory_size: int = MEMORY_SIZE, sentence_length: int | None = None
 ) -> tuple[int, int, int]:
     """The ``(N, M, J)`` of :func:`vectorize`'s stories (questions, memory slots, words per sentence), refused
     before anything is allocated when they would not fit (every sentence is padded to the longest)."""
-    longest = max(max((len(s) for ex in exs for s in ex.story), default=0), max(len(ex.question) for ex in exs))
-    J = longest if sentence_length is None else sentence_length
-    if J < longest:
-        raise ValueError(f"sentence_length={sentence_length} is shorter than the longest sentence ({longest} words)")
-    M = max(min(memory_size, max(len(ex.story) for ex in exs)), 1)
-    N = len(exs)
+    longest = _longest(exs)
+    check(sentence_length is None or sentence_length >= longest, lambda: f"sentence_length={sentence_length} is "
+          f"shorter than the longest sentence ({longest} words)")  # fmt: skip
+    N, M, J = _shape(exs, memory_size, sentence_length)
     check_size(f"the stories (N, M, J) = ({N:,}, {M}, {J:,}), every sentence padded to the longest,", N * M * J)
     return N, M, J
 
 
+def _vectorize_args(
+    exs: Sequence[Example], vocab: Vocab, memory_size: int = MEMORY_SIZE, sentence_length: int | None = None
+) -> None:
+    check(exs, "exs is empty: nothing to vectorise")
+    check(memory_size >= 1, lambda: f"memory_size must be >= 1, got {memory_size}")
+    check_vectorizable(exs, memory_size, sentence_length)
+
+
+@checked(_vectorize_args)
 def vectorize(
     exs: Sequence[Example], vocab: Vocab, memory_size: int = MEMORY_SIZE, sentence_length: int | None = None
 ) -> BabiTensors:
     """Word ids for ``exs``: the most recent ``memory_size`` sentences of each story, padded to the longest
     sentence (or ``sentence_length``). Unknown words map to ``<unk>``."""
-    if not exs:
-        raise ValueError("exs is empty: nothing to vectorise")
-    if memory_size < 1:
-        raise ValueError(f"memory_size must be >= 1, got {memory_size}")
-    N, M, J = check_vectorizable(exs, memory_size, sentence_length)
+    N, M, J = _shape(exs, memory_size, sentence_length)
     story = torch.zeros(N, M, J, dtype=torch.long)
     query = torch.zeros(N, J, dtype=torch.long)
     answer = torch.empty(N, dtype=torch.long)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attn._checks import check_nonnegative_int
+from attn._checks import check, check_nonnegative_int, checked
 from attn.data.babi import Line, Story, write_stories
 
 __all__ = ["SIMULATED_TASKS", "simulate", "write_task"]
@@ -314,23 +314,27 @@ _GENERATORS: dict[int, tuple[Callable[[np.random.Generator, int], Story], int]] 
 
 def _check_task(task: int) -> None:
     """Raise ``ValueError`` naming the simulated tasks unless ``task`` is one of them."""
-    if task not in SIMULATED_TASKS or isinstance(task, bool):
-        listing = ", ".join(f"{t} ({name})" for t, name in SIMULATED_TASKS.items())
-        raise ValueError(f"task {task!r} is not simulated; the simulated tasks are {listing}")
+    listing = ", ".join(f"{t} ({name})" for t, name in SIMULATED_TASKS.items())
+    check(task in SIMULATED_TASKS and not isinstance(task, bool),
+          lambda: f"task {task!r} is not simulated; the simulated tasks are {listing}")  # fmt: skip
 
 
 def _check_count(name: str, value: int) -> None:
     """Raise ``ValueError`` unless ``value`` is an integer >= 1."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    check(not isinstance(value, bool) and isinstance(value, numbers.Integral) and value >= 1,
+          lambda: f"{name} must be an integer >= 1, got {value!r}")  # fmt: skip
 
 
-def simulate(task: int, n_questions: int, seed: int = 0) -> list[Story]:
-    """Stories of bAbI ``task`` with exactly ``n_questions`` questions in all, deterministic from ``seed``."""
+def _simulate_args(task: int, n_questions: int, seed: int = 0) -> None:
     _check_task(task)
     _check_count("n_questions", n_questions)
-    generate, per_story = _GENERATORS[task]
     check_nonnegative_int("seed", seed)
+
+
+@checked(_simulate_args)
+def simulate(task: int, n_questions: int, seed: int = 0) -> list[Story]:
+    """Stories of bAbI ``task`` with exactly ``n_questions`` questions in all, deterministic from ``seed``."""
+    generate, per_story = _GENERATORS[task]
     rng = np.random.default_rng(seed)
     stories = []
     left = n_questions
@@ -340,13 +344,19 @@ def simulate(task: int, n_questions: int, seed: int = 0) -> list[Story]:
     return stories
 
 
+def _write_task_args(
+    data_dir: str | Path, task: int, n_train: int = 1000, n_test: int = 1000, seed: int = 0, *, overwrite: bool = False
+) -> None:
+    _check_task(task)
+    _check_count("n_train", n_train)
+    _check_count("n_test", n_test)
+
+
+@checked(_write_task_args)
 def write_task(
     data_dir: str | Path, task: int, n_train: int = 1000, n_test: int = 1000, seed: int = 0, *, overwrite: bool = False
 ) -> tuple[Path, Path]:
     """Write ``qa{task}_{name}_train.txt`` and ``_test.txt`` into ``data_dir``; return their paths."""
-    _check_task(task)
-    _check_count("n_train", n_train)
-    _check_count("n_test", n_test)
     data_dir = Path(data_dir)
     paths = tuple(data_dir / f"qa{task}_{SIMULATED_TASKS[task]}_{split}.txt" for split in ("train", "test"))
     existing = [str(p) for p in paths if p.exists()]

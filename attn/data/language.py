@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attn._checks import check_positive_int
+from attn._checks import check, check_positive_int, checked
 from attn._random import integers, uniform
 from attn.data.sequences import IGNORE
 from attn.data.translation import make_corpus
@@ -38,10 +38,13 @@ class TextCorpus:
         return self.vocab.index[MASK]
 
 
+def _encode_sentences_args(sentences: Sequence[Sequence[str]], vocab: Vocab) -> None:
+    check(sentences, "sentences must not be empty")
+
+
+@checked(_encode_sentences_args)
 def encode_sentences(sentences: Sequence[Sequence[str]], vocab: Vocab) -> torch.Tensor:
     """``<bos> words <eos>`` for each sentence, padded to the longest: ``(N, T)``."""
-    if not sentences:
-        raise ValueError("sentences must not be empty")
     rows = [[vocab.bos, *vocab.encode(s, eos=True)] for s in sentences]
     out = torch.full((len(rows), max(map(len, rows))), vocab.pad, dtype=torch.long)
     for i, row in enumerate(rows):
@@ -60,21 +63,30 @@ def make_text_corpus(n_train: int = 20_000, n_test: int = 1_000, seed: int = 0) 
     )
 
 
+def _got(tokens: object) -> str:
+    """What ``tokens`` is, for a message: dtype and shape, or its type."""
+    return f"{tokens.dtype} {tuple(tokens.shape)}" if isinstance(tokens, torch.Tensor) else type(tokens).__name__
+
+
+def _mask_tokens_args(
+    tokens: torch.Tensor, mask: int, vocab_size: int, rate: float = 0.15, generator: torch.Generator | None = None
+) -> None:
+    check(isinstance(tokens, torch.Tensor) and tokens.dim() == 2 and tokens.dtype in (torch.int64, torch.int32),
+          lambda: f"tokens must be a (B, T) tensor of int64 ids, got {_got(tokens)}")  # fmt: skip
+    check(0 < rate <= 1, lambda: f"rate must be in (0, 1], got {rate!r}")
+    check(check_positive_int("vocab_size", vocab_size) > 5,
+          f"vocab_size must be above 5 (ids 0-3 are special, one is the mask), got {vocab_size}")  # fmt: skip
+    check(not isinstance(mask, bool) and isinstance(mask, numbers.Integral) and 4 <= mask < vocab_size,
+          lambda: f"mask must be a word id in 4..{vocab_size - 1}, got {mask!r}")  # fmt: skip
+
+
+@checked(_mask_tokens_args)
 def mask_tokens(
     tokens: torch.Tensor, mask: int, vocab_size: int, rate: float = 0.15, generator: torch.Generator | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """BERT's masked-LM corruption: each word (id >= 4, not padding or a boundary) is chosen with probability
     ``rate``; of the chosen, 80 % become ``mask``, 10 % a random other word, 10 % stay. Returns the corrupted
     inputs and labels ``(B, T)``: the original id where chosen, -100 (not scored) elsewhere."""
-    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.dtype not in (torch.int64, torch.int32):
-        got = f"{tokens.dtype} {tuple(tokens.shape)}" if isinstance(tokens, torch.Tensor) else type(tokens).__name__
-        raise ValueError(f"tokens must be a (B, T) tensor of int64 ids, got {got}")
-    if not 0 < rate <= 1:
-        raise ValueError(f"rate must be in (0, 1], got {rate!r}")
-    if check_positive_int("vocab_size", vocab_size) <= 5:
-        raise ValueError(f"vocab_size must be above 5 (ids 0-3 are special, one is the mask), got {vocab_size}")
-    if isinstance(mask, bool) or not isinstance(mask, numbers.Integral) or not 4 <= mask < vocab_size:
-        raise ValueError(f"mask must be a word id in 4..{vocab_size - 1}, got {mask!r}")
     words = tokens >= 4  # <pad>, <bos>, <eos>, <unk> are never chosen
     chosen = words & (uniform(tokens.shape, generator, tokens.device) < rate)
     labels = torch.where(chosen, tokens, IGNORE)

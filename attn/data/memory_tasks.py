@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attn._checks import check_nonnegative_int, check_positive_int, check_size
+from attn._checks import check, check_nonnegative_int, check_positive_int, check_size, checked
 
 __all__ = ["BitTask", "copy_task", "recall_task", "bit_errors"]
 
@@ -29,17 +29,25 @@ class BitTask:
     cues: torch.Tensor | None = None
 
 
-def _lengths(
-    name: str, batch_size: int, low: int, high: int, g: torch.Generator, names: tuple[str, str] = ("min_len", "max_len")
-) -> torch.Tensor:
+def _check_lengths(what: str, batch_size: int, low: int, high: int, names: tuple[str, str]) -> None:
     check_positive_int("batch_size", batch_size)
     check_positive_int(names[0], low)
     check_positive_int(names[1], high)
-    if low > high:
-        raise ValueError(f"{name}: {names[0]} ({low}) must be at most {names[1]} ({high})")
-    return torch.randint(low, high + 1, (batch_size,), generator=g)
+    check(low <= high, lambda: f"{what}: {names[0]} ({low}) must be at most {names[1]} ({high})")
 
 
+def _copy_task_args(
+    batch_size: int, min_len: int, max_len: int, bits: int = 8, seed: int = 0, segments: int = 1
+) -> None:
+    check_positive_int("bits", bits)
+    check_positive_int("segments", segments)
+    check_nonnegative_int("seed", seed)
+    _check_lengths("copy_task", batch_size * segments, min_len, max_len, ("min_len", "max_len"))
+    T = segments * (2 * max_len + 1)
+    check_size(f"copy_task({batch_size}, {min_len}, {max_len})'s inputs", batch_size * T * (bits + 1))
+
+
+@checked(_copy_task_args)
 def copy_task(batch_size: int, min_len: int, max_len: int, bits: int = 8, seed: int = 0, segments: int = 1) -> BitTask:
     """The NTM copy task (Graves et al. 2014, §4.1): ``l`` random ``bits``-bit vectors, a delimiter, then the same
     vectors back with no input. Inputs have ``bits + 1`` channels (the last is the delimiter); a sequence of
@@ -49,14 +57,10 @@ def copy_task(batch_size: int, min_len: int, max_len: int, bits: int = 8, seed: 
     (padded with blank steps): more vectors pass through than any one segment holds, so a memory with fewer
     rows than the total must free and reuse its rows. ``lengths (B, segments)`` then.
     """
-    check_positive_int("bits", bits)
-    check_positive_int("segments", segments)
-    check_nonnegative_int("seed", seed)
     g = torch.Generator().manual_seed(seed)
-    lengths = _lengths("copy_task", batch_size * segments, min_len, max_len, g).view(batch_size, segments)
+    lengths = torch.randint(min_len, max_len + 1, (batch_size * segments,), generator=g).view(batch_size, segments)
     block = 2 * max_len + 1
     T = segments * block
-    check_size(f"copy_task({batch_size}, {min_len}, {max_len})'s inputs", batch_size * T * (bits + 1))
     inputs, targets = torch.zeros(batch_size, T, bits + 1), torch.zeros(batch_size, T, bits)
     mask = torch.zeros(batch_size, T, dtype=torch.bool)
     patterns = torch.randint(0, 2, (batch_size, segments, max_len, bits), generator=g).float()
@@ -69,6 +73,22 @@ def copy_task(batch_size: int, min_len: int, max_len: int, bits: int = 8, seed: 
     return BitTask(inputs, targets, mask, lengths.squeeze(1) if segments == 1 else lengths)
 
 
+def _recall_task_args(
+    batch_size: int, min_items: int, max_items: int, bits: int = 6, answers: int = 2, seed: int = 0
+) -> None:
+    check_positive_int("bits", bits)
+    check_positive_int("answers", answers)
+    check_nonnegative_int("seed", seed)
+    check(min_items > answers, lambda: f"recall_task: min_items ({min_items}) must exceed answers ({answers}): the "
+          "cue needs successors")  # fmt: skip
+    _check_lengths("recall_task", batch_size, min_items, max_items, ("min_items", "max_items"))
+    check(max_items <= 2**bits, lambda: f"recall_task: {max_items} distinct items need more than bits={bits} bits")
+    T = max_items + 1 + answers
+    check_size(f"recall_task({batch_size}, ..., bits={bits})'s inputs", batch_size * T * (bits + 1))
+    check_size(f"recall_task's {2**bits:,} item codes per sequence", batch_size * 2**bits)  # drawn without repeats
+
+
+@checked(_recall_task_args)
 def recall_task(
     batch_size: int, min_items: int, max_items: int, bits: int = 6, answers: int = 2, seed: int = 0
 ) -> BitTask:
@@ -80,20 +100,9 @@ def recall_task(
     items takes ``n + 1 + answers`` steps. Recalling *what followed* is what the DNC's temporal links are for:
     find the cue by content, then step forward.
     """
-    check_positive_int("bits", bits)
-    check_positive_int("answers", answers)
-    check_nonnegative_int("seed", seed)
-    if min_items <= answers:
-        raise ValueError(
-            f"recall_task: min_items ({min_items}) must exceed answers ({answers}): the cue needs successors"
-        )
     g = torch.Generator().manual_seed(seed)
-    lengths = _lengths("recall_task", batch_size, min_items, max_items, g, ("min_items", "max_items"))
-    if max_items > 2**bits:
-        raise ValueError(f"recall_task: {max_items} distinct items need more than bits={bits} bits")
+    lengths = torch.randint(min_items, max_items + 1, (batch_size,), generator=g)
     T = max_items + 1 + answers
-    check_size(f"recall_task({batch_size}, ..., bits={bits})'s inputs", batch_size * T * (bits + 1))
-    check_size(f"recall_task's {2**bits:,} item codes per sequence", batch_size * 2**bits)  # drawn without repeats
     inputs, targets = torch.zeros(batch_size, T, bits + 1), torch.zeros(batch_size, T, bits)
     mask = torch.zeros(batch_size, T, dtype=torch.bool)
     codes = torch.stack([torch.randperm(2**bits, generator=g)[:max_items] for _ in range(batch_size)])  # distinct
@@ -108,9 +117,13 @@ def recall_task(
     return BitTask(inputs, targets, mask, lengths, cues)
 
 
+def _bit_errors_args(logits: torch.Tensor, task: BitTask) -> None:
+    check(logits.shape == task.targets.shape, lambda: f"logits must have the targets' shape "
+          f"{tuple(task.targets.shape)}, got {tuple(logits.shape)}")  # fmt: skip
+
+
+@checked(_bit_errors_args)
 def bit_errors(logits: torch.Tensor, task: BitTask) -> torch.Tensor:
     """Per sequence, the number of answer bits wrong when the outputs are thresholded at 1/2: ``(B,)`` ints."""
-    if logits.shape != task.targets.shape:
-        raise ValueError(f"logits must have the targets' shape {tuple(task.targets.shape)}, got {tuple(logits.shape)}")
     wrong = ((logits > 0).float() != task.targets) & task.mask.unsqueeze(-1)
     return wrong.sum(dim=(1, 2))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from attn._checks import check_nonnegative_int, check_positive_int, check_size
+from attn._checks import check, check_nonnegative_int, check_positive_int, check_size, checked
 
 __all__ = ["ASKS", "COLOURS", "QUARTERS", "SHAPES", "Scenes", "make_scenes", "scene_splits", "shape_masks"]
 
@@ -80,13 +80,15 @@ class Scenes:
         out[torch.arange(N)[:, None, None], r, c] = masks
         return out[:, :S, :S]
 
+    def _target_cells_args(self, grid: int) -> None:
+        S = self.images.shape[-1]
+        check(check_positive_int("grid", grid) and S % grid == 0, f"grid={grid} must divide the image size {S}")
+
+    @checked(_target_cells_args)
     def target_cells(self, grid: int) -> torch.Tensor:
         """``(N, grid * grid)`` bool, row-major: the cells of a ``grid x grid`` partition of the image that hold
         at least one pixel of the object the question is about (the cells attention should go to)."""
-        grid = check_positive_int("grid", grid)
-        S = self.images.shape[-1]
-        if S % grid:
-            raise ValueError(f"grid={grid} must divide the image size {S}")
+        grid, S = int(grid), self.images.shape[-1]
         pixels = self.object_pixels().view(len(self), grid, S // grid, grid, S // grid)
         return pixels.any(dim=(2, 4)).flatten(1)  # (N, grid * grid)
 
@@ -145,23 +147,24 @@ def _draw(rng: np.random.Generator, n: int, size: int, objects: int) -> tuple[np
     return images, colours, shapes, corners, target
 
 
+def _make_scenes_args(n: int, seed: int, *, size: int = 24, objects: int = 3, ask: str = "shape") -> None:
+    check(ask in ASKS, lambda: f"ask must be one of {ASKS}, got {ask!r}")
+    check_positive_int("n", n)
+    check_positive_int("size", size)
+    check_positive_int("objects", objects)
+    check(objects <= len(COLOURS), f"objects={objects}: a scene's colours are distinct, so at most {len(COLOURS)}")
+    per_side = (size + 1) // (OBJECT + 1)
+    fits = size >= OBJECT and objects <= max(per_side**2, 1)
+    check(fits, f"{objects} objects of {OBJECT} x {OBJECT} pixels do not fit on a {size} x {size} canvas")
+    check_nonnegative_int("seed", seed)
+    check_size(f"{n} scenes of {size} x {size} pixels", n * 3 * size * size)
+
+
+@checked(_make_scenes_args)
 def make_scenes(n: int, seed: int, *, size: int = 24, objects: int = 3, ask: str = "shape") -> Scenes:
     """``n`` scenes of ``size x size`` pixels with ``objects`` shapes each, drawn from ``seed``; each question asks
     for the shape of one object, or with ``ask="where"`` for the quarter of the image its centre is in."""
-    if ask not in ASKS:
-        raise ValueError(f"ask must be one of {ASKS}, got {ask!r}")
-    n, size, objects = (
-        check_positive_int("n", n),
-        check_positive_int("size", size),
-        check_positive_int("objects", objects),
-    )
-    if objects > len(COLOURS):
-        raise ValueError(f"objects={objects}: a scene's colours are distinct, so at most {len(COLOURS)}")
-    per_side = (size + 1) // (OBJECT + 1)
-    if size < OBJECT or objects > max(per_side**2, 1):
-        raise ValueError(f"{objects} objects of {OBJECT} x {OBJECT} pixels do not fit on a {size} x {size} canvas")
-    check_nonnegative_int("seed", seed)
-    check_size(f"{n} scenes of {size} x {size} pixels", n * 3 * size * size)
+    n, size, objects = int(n), int(size), int(objects)
     images, colours, shapes, corners, target = _draw(np.random.default_rng(seed), n, size, objects)
     rows = np.arange(n)
     centre = corners[rows, target] + OBJECT / 2  # (n, 2): row, column
@@ -187,14 +190,22 @@ def _layouts(scenes: Scenes) -> list[bytes]:
     return [row.tobytes() for row in keys]
 
 
+def _scene_splits_args(
+    train: int, test: int, seed: int, *, size: int = 24, objects: int = 3, ask: str = "shape"
+) -> None:
+    check_positive_int("train", train)
+    check_positive_int("test", test)
+    _make_scenes_args(train, seed, size=size, objects=objects, ask=ask)
+    _make_scenes_args(test, seed + 1_000_003, size=size, objects=objects, ask=ask)
+
+
+@checked(_scene_splits_args)
 def scene_splits(
     train: int, test: int, seed: int, *, size: int = 24, objects: int = 3, ask: str = "shape"
 ) -> tuple[Scenes, Scenes]:
     """``train`` scenes and ``test`` held-out scenes from one ``seed``; no held-out scene repeats the layout (the
     colours, shapes and places of its objects) of a training scene (so, in the rare case of a repeat, there are
     fewer than ``test``)."""
-    check_positive_int("train", train)
-    check_positive_int("test", test)
     training = make_scenes(train, seed, size=size, objects=objects, ask=ask)
     held_out = make_scenes(test, seed + 1_000_003, size=size, objects=objects, ask=ask)
     seen = set(_layouts(training))

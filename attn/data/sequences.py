@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from attn._checks import check_nonnegative_int, check_positive_int, check_size
+from attn._checks import check, check_nonnegative_int, check_positive_int, check_size, checked
 from attn.data.translation import Corpus, Pair
 from attn.data.vocab import Vocab
 
@@ -34,10 +34,13 @@ IGNORE = -100  # the label of positions that are not scored (torch's CrossEntrop
 SYMBOLS = tuple("abcdefghijklmnopqrstuvwxyz")
 
 
+def _sequence_pair_args(task: str, source: tuple[str, ...]) -> None:
+    check(task in TASKS, lambda: f"task must be one of {TASKS}, got {task!r}")
+
+
+@checked(_sequence_pair_args)
 def sequence_pair(task: str, source: tuple[str, ...]) -> Pair:
     """The answer to ``task`` on ``source`` with its alignment (a stable sort: equal symbols keep their order)."""
-    if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     n = len(source)
     order = {
         "copy": list(range(n)),
@@ -47,6 +50,25 @@ def sequence_pair(task: str, source: tuple[str, ...]) -> Pair:
     return Pair(tuple(source), tuple(source[i] for i in order), tuple(order))
 
 
+def _make_sequence_corpus_args(
+    task: str,
+    n_train: int = 10_000,
+    n_test: int = 500,
+    num_symbols: int = 10,
+    min_len: int = 3,
+    max_len: int = 10,
+    seed: int = 0,
+) -> None:
+    check(task in TASKS, lambda: f"task must be one of {TASKS}, got {task!r}")
+    for name, value in (("n_train", n_train), ("n_test", n_test), ("min_len", min_len), ("max_len", max_len)):
+        check_positive_int(name, value)
+    check(check_positive_int("num_symbols", num_symbols) <= len(SYMBOLS),
+          f"num_symbols must be in [1, {len(SYMBOLS)}], got {num_symbols}")  # fmt: skip
+    check(min_len <= max_len, f"min_len={min_len} must be <= max_len={max_len}")
+    check_nonnegative_int("seed", seed)
+
+
+@checked(_make_sequence_corpus_args)
 def make_sequence_corpus(
     task: str,
     n_train: int = 10_000,
@@ -58,15 +80,6 @@ def make_sequence_corpus(
 ) -> Corpus:
     """Random strings over the first ``num_symbols`` letters, of length ``min_len``..``max_len``; held-out
     strings never occur in training. Source and target share one vocabulary."""
-    if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-    for name, value in (("n_train", n_train), ("n_test", n_test), ("min_len", min_len), ("max_len", max_len)):
-        check_positive_int(name, value)
-    if not 1 <= check_positive_int("num_symbols", num_symbols) <= len(SYMBOLS):
-        raise ValueError(f"num_symbols must be in [1, {len(SYMBOLS)}], got {num_symbols}")
-    if min_len > max_len:
-        raise ValueError(f"min_len={min_len} must be <= max_len={max_len}")
-    check_nonnegative_int("seed", seed)
     rng = np.random.default_rng(seed)
     symbols = SYMBOLS[:num_symbols]
 
@@ -83,12 +96,23 @@ def make_sequence_corpus(
             test.append(source)
             if len(test) == n_test:
                 break
-    if len(test) < n_test:
-        raise ValueError(f"found only {len(test)} held-out strings unlike the training ones; ask for fewer")
+    check(len(test) == n_test, f"found only {len(test)} held-out strings unlike the training ones; ask for fewer")
     vocab = Vocab(symbols)
     return Corpus([sequence_pair(task, s) for s in train], [sequence_pair(task, s) for s in test], vocab, vocab)
 
 
+def _tagging_task_args(task: str, n: int, length: int = 10, num_symbols: int = 6, seed: int = 0) -> None:
+    check(task in TAGGING_TASKS, lambda: f"task must be one of {TAGGING_TASKS}, got {task!r}")
+    for name, value in (("n", n), ("length", length), ("num_symbols", num_symbols)):
+        check_positive_int(name, value)
+    check(task != "neighbours" or length >= 3, f"the neighbours task needs length >= 3, got {length}")
+    check_nonnegative_int("seed", seed)
+    check_size(f"tagging_task({task!r}, {n}, {length})", n * length)
+    check(task != "lookup" or 2 <= length <= num_symbols + 1,
+          f"lookup needs 2 <= length <= num_symbols + 1 = {num_symbols + 1}, got {length}")  # fmt: skip
+
+
+@checked(_tagging_task_args)
 def tagging_task(
     task: str, n: int, length: int = 10, num_symbols: int = 6, seed: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -103,19 +127,9 @@ def tagging_task(
       (id ``1 + key * num_symbols + value``), then a query token for one of the keys (id
       ``1 + num_symbols² + key``); only the last position is scored, with the value on that key's card.
     """
-    if task not in TAGGING_TASKS:
-        raise ValueError(f"task must be one of {TAGGING_TASKS}, got {task!r}")
-    for name, value in (("n", n), ("length", length), ("num_symbols", num_symbols)):
-        check_positive_int(name, value)
-    if task == "neighbours" and length < 3:
-        raise ValueError(f"the neighbours task needs length >= 3, got {length}")
-    check_nonnegative_int("seed", seed)
-    check_size(f"tagging_task({task!r}, {n}, {length})", n * length)
     g = torch.Generator().manual_seed(seed)
     x = torch.randint(1, num_symbols + 1, (n, length), generator=g)  # (n, T)
     if task == "lookup":
-        if length - 1 > num_symbols or length < 2:
-            raise ValueError(f"lookup needs 2 <= length <= num_symbols + 1 = {num_symbols + 1}, got {length}")
         keys = torch.rand(n, num_symbols, generator=g).argsort(-1)[:, : length - 1]  # (n, T-1) distinct keys
         values = torch.randint(num_symbols, (n, length - 1), generator=g)
         asked = torch.randint(length - 1, (n,), generator=g)  # which card the query asks about
@@ -135,18 +149,21 @@ def tagging_task(
     return x, labels
 
 
+def _delayed_copy_args(n: int, length: int = 16, delay: int = 4, num_symbols: int = 8, seed: int = 0) -> None:
+    for name, value in (("n", n), ("length", length), ("delay", delay), ("num_symbols", num_symbols)):
+        check_positive_int(name, value)
+    check(delay < length, f"delay must be < length={length}, got {delay}")
+    check_nonnegative_int("seed", seed)
+    check_size(f"delayed_copy({n}, {length})", n * length)
+
+
+@checked(_delayed_copy_args)
 def delayed_copy(
     n: int, length: int = 16, delay: int = 4, num_symbols: int = 8, seed: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``n`` random strings of ``length`` symbols (ids 1..num_symbols) labelled, at each position i >= ``delay``,
     with the symbol ``delay`` positions back: ``labels[:, i] = inputs[:, i - delay]`` (the first ``delay``
     positions are not scored: -100). A causal model must reach ``delay`` tokens back to score above chance."""
-    for name, value in (("n", n), ("length", length), ("delay", delay), ("num_symbols", num_symbols)):
-        check_positive_int(name, value)
-    if delay >= length:
-        raise ValueError(f"delay must be < length={length}, got {delay}")
-    check_nonnegative_int("seed", seed)
-    check_size(f"delayed_copy({n}, {length})", n * length)
     g = torch.Generator().manual_seed(seed)
     inputs = torch.randint(1, num_symbols + 1, (n, length), generator=g)  # (n, T)
     labels = torch.full_like(inputs, IGNORE)
@@ -154,19 +171,33 @@ def delayed_copy(
     return inputs, labels
 
 
+def _lookup_tokens_args(ids: torch.Tensor, num_symbols: int) -> None:
+    strangers = [i for i in ids.tolist() if not 1 <= i <= num_symbols**2 + num_symbols]
+    check(not strangers, lambda: f"id {strangers[0]} is not a lookup token for num_symbols={num_symbols}")
+
+
+@checked(_lookup_tokens_args)
 def lookup_tokens(ids: torch.Tensor, num_symbols: int) -> list[str]:
     """Readable names for one ``"lookup"`` string: a card ``"k3=7"`` (key 3 holds 7), a query ``"k3?"``."""
-    names = []
-    for i in ids.tolist():
-        if 1 <= i <= num_symbols**2:
-            names.append(f"k{(i - 1) // num_symbols}={(i - 1) % num_symbols}")
-        elif num_symbols**2 < i <= num_symbols**2 + num_symbols:
-            names.append(f"k{i - 1 - num_symbols**2}?")
-        else:
-            raise ValueError(f"id {i} is not a lookup token for num_symbols={num_symbols}")
-    return names
+    return [
+        f"k{(i - 1) // num_symbols}={(i - 1) % num_symbols}" if i <= num_symbols**2 else f"k{i - 1 - num_symbols**2}?"
+        for i in ids.tolist()
+    ]
 
 
+def _repeated_sequences_args(
+    n: int, length: int = 24, num_symbols: int = 32, periods: tuple[int, int] = (4, 12), seed: int = 0
+) -> None:
+    for name, value in (("n", n), ("length", length), ("num_symbols", num_symbols)):
+        check_positive_int(name, value)
+    low, high = periods
+    check(1 <= check_positive_int("periods[0]", low) <= check_positive_int("periods[1]", high) < length,
+          f"periods must satisfy 1 <= low <= high < length={length}, got {periods}")  # fmt: skip
+    check_nonnegative_int("seed", seed)
+    check_size(f"{n} strings of {length} tokens", n * length)
+
+
+@checked(_repeated_sequences_args)
 def repeated_sequences(
     n: int, length: int = 24, num_symbols: int = 32, periods: tuple[int, int] = (4, 12), seed: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -178,13 +209,7 @@ def repeated_sequences(
     find the earlier occurrence of the current token and read what followed it, which is what an induction
     head does (Olsson et al. 2022).
     """
-    for name, value in (("n", n), ("length", length), ("num_symbols", num_symbols)):
-        check_positive_int(name, value)
     low, high = periods
-    if not 1 <= check_positive_int("periods[0]", low) <= check_positive_int("periods[1]", high) < length:
-        raise ValueError(f"periods must satisfy 1 <= low <= high < length={length}, got {periods}")
-    check_nonnegative_int("seed", seed)
-    check_size(f"{n} strings of {length} tokens", n * length)
     g = torch.Generator().manual_seed(seed)
     period = torch.randint(low, high + 1, (n,), generator=g)  # (n,)
     segment = torch.randint(1, num_symbols + 1, (n, high), generator=g)  # (n, high); row i uses period[i] of them

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from attn._checks import check_nonnegative_int, check_positive_int
+from attn._checks import check, check_nonnegative_int, check_positive_int, checked
 from attn.data.vocab import Vocab, tokenize
 
 __all__ = [
@@ -135,8 +135,8 @@ class Pair:
     alignment: tuple[int | None, ...]
 
     def __post_init__(self) -> None:
-        if len(self.alignment) != len(self.target):
-            raise ValueError(f"alignment has {len(self.alignment)} entries for {len(self.target)} target words")
+        check(len(self.alignment) == len(self.target),
+              lambda: f"alignment has {len(self.alignment)} entries for {len(self.target)} target words")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -186,8 +186,7 @@ def _noun_phrase(np_: NounPhrase, case: str) -> tuple[list[str], list[str], list
     elif np_.number == 0:  # "the big dogs" -> "die großen hunde"
         ending, en, de, align = "en", ["the"], ["die"], [0]
     else:  # "twenty one big dogs" -> "ein und zwanzig große hunde"
-        if not 2 <= np_.number <= 59:
-            raise ValueError(f"number must be None, 0 or in 2..59, got {np_.number}")
+        check(2 <= np_.number <= 59, lambda: f"number must be None, 0 or in 2..59, got {np_.number}")
         ending = "e"
         en, de, align = _number_words(np_.number)
     offset = len(en)
@@ -259,11 +258,15 @@ def _parse_np(words: Sequence[str], i: int) -> tuple[NounPhrase | None, int]:
     return NounPhrase(noun, tuple(chosen), number), i + 1
 
 
+def _parse_english_args(words: Sequence[str]) -> None:
+    check(not isinstance(words, str),
+          lambda: f"words must be a list of words, not a string: use parse_english({words!r}.split())")  # fmt: skip
+
+
+@checked(_parse_english_args)
 def parse_english(words: Sequence[str]) -> Sentence | None:
     """The :class:`Sentence` whose English is ``words``, or None if the grammar cannot produce them
     (wrong agreement, a repeated adjective, a word out of place...): a check of generated text."""
-    if isinstance(words, str):
-        raise ValueError(f"words must be a list of words, not a string: use parse_english({words!r}.split())")
     words = list(words)
     intro = next((k for k, (en, _) in enumerate(INTROS) if tuple(words[:3]) == en), None)
     subject, i = _parse_np(words, 0 if intro is None else 3)
@@ -310,14 +313,17 @@ def _vocabularies() -> tuple[Vocab, Vocab]:
     return Vocab(english), Vocab(german)
 
 
+def _make_corpus_args(n_train: int = 20_000, n_test: int = 1_000, seed: int = 0, subordinate: float = 0.5) -> None:
+    check_positive_int("n_train", n_train)
+    check_positive_int("n_test", n_test)
+    check(not isinstance(subordinate, bool) and isinstance(subordinate, numbers.Real) and 0 <= subordinate <= 1,
+          lambda: f"subordinate must be a probability in [0, 1], got {subordinate!r}")  # fmt: skip
+    check_nonnegative_int("seed", seed)
+
+
+@checked(_make_corpus_args)
 def make_corpus(n_train: int = 20_000, n_test: int = 1_000, seed: int = 0, subordinate: float = 0.5) -> Corpus:
     """Sample ``n_train`` training and ``n_test`` held-out pairs, deterministically from ``seed``."""
-    for name, n in (("n_train", n_train), ("n_test", n_test)):
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ValueError(f"{name} must be a positive int, got {n!r}")
-    if isinstance(subordinate, bool) or not isinstance(subordinate, numbers.Real) or not 0 <= subordinate <= 1:
-        raise ValueError(f"subordinate must be a probability in [0, 1], got {subordinate!r}")
-    check_nonnegative_int("seed", seed)
     rng = np.random.default_rng(seed)
     train = [render(sample_sentence(rng, subordinate)) for _ in range(n_train)]
     seen = {p.source for p in train}
@@ -329,8 +335,7 @@ def make_corpus(n_train: int = 20_000, n_test: int = 1_000, seed: int = 0, subor
             test.append(pair)
             if len(test) == n_test:
                 break
-    if len(test) < n_test:
-        raise ValueError(f"found only {len(test)} held-out sentences unlike the training ones; ask for fewer")
+    check(len(test) == n_test, f"found only {len(test)} held-out sentences unlike the training ones; ask for fewer")
     source_vocab, target_vocab = _vocabularies()
     return Corpus(train, test, source_vocab, target_vocab)
 
@@ -360,10 +365,13 @@ def _pad(rows: Sequence[Sequence[int]]) -> torch.Tensor:
     return torch.from_numpy(out)
 
 
+def _encode_batch_args(pairs: Sequence[Pair], source_vocab: Vocab, target_vocab: Vocab) -> None:
+    check(pairs, "pairs is empty: a batch needs at least one sentence pair")
+
+
+@checked(_encode_batch_args)
 def encode_batch(pairs: Sequence[Pair], source_vocab: Vocab, target_vocab: Vocab) -> Batch:
     """Token ids for a list of pairs, padded to the longest sentence."""
-    if not pairs:
-        raise ValueError("pairs is empty: a batch needs at least one sentence pair")
     sources = [source_vocab.encode(p.source, eos=True) for p in pairs]
     targets = [target_vocab.encode(p.target, eos=True) for p in pairs]
     return Batch(
@@ -383,32 +391,35 @@ def alignment_matrix(pair: Pair) -> torch.Tensor:
     return matrix
 
 
-def _check_predictions(predictions: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> None:
-    if len(predictions) != len(pairs) or not pairs:
-        raise ValueError(f"need one prediction per pair, got {len(predictions)} predictions for {len(pairs)} pairs")
+def _exact_match_args(predictions: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> None:
+    check(len(predictions) == len(pairs) and pairs,
+          f"need one prediction per pair, got {len(predictions)} predictions for {len(pairs)} pairs")  # fmt: skip
 
 
+@checked(_exact_match_args)
 def exact_match(predictions: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> float:
     """Fraction of predicted translations equal to the reference, word for word."""
-    _check_predictions(predictions, pairs)
     return sum(tuple(p) == pair.target for p, pair in zip(predictions, pairs, strict=True)) / len(pairs)
 
 
+def _alignment_mass_args(alignments: Sequence[torch.Tensor], pairs: Sequence[Pair]) -> None:
+    check(len(alignments) == len(pairs) and pairs,
+          f"need one alignment matrix per pair, got {len(alignments)} for {len(pairs)} pairs")  # fmt: skip
+    small = [(w, p) for w, p in zip(alignments, pairs, strict=True)
+             if w.dim() != 2 or w.shape[0] < len(p.target) or w.shape[1] < len(p.source)]  # fmt: skip
+    check(not small, lambda: f"alignment of shape {tuple(small[0][0].shape)} is too small for a pair of "
+          f"{len(small[0][1].target)} target and {len(small[0][1].source)} source words")  # fmt: skip
+
+
+@checked(_alignment_mass_args)
 def alignment_mass(alignments: Sequence[torch.Tensor], pairs: Sequence[Pair]) -> float:
     """Mean attention weight on the true source word, over every target word that translates one.
 
     ``alignments[i]`` is ``(T_i, S_i)`` or larger (padding is ignored): attention while the model reads the
     reference translation (teacher forcing). 1.0 means attention sits exactly on the true alignment.
     """
-    if len(alignments) != len(pairs) or not pairs:
-        raise ValueError(f"need one alignment matrix per pair, got {len(alignments)} for {len(pairs)} pairs")
     total, count = 0.0, 0
     for weights, pair in zip(alignments, pairs, strict=True):
-        if weights.dim() != 2 or weights.shape[0] < len(pair.target) or weights.shape[1] < len(pair.source):
-            raise ValueError(
-                f"alignment of shape {tuple(weights.shape)} is too small for a pair of "
-                f"{len(pair.target)} target and {len(pair.source)} source words"
-            )
         for t, s in enumerate(pair.alignment):
             if s is not None:
                 total += float(weights[t, s])
@@ -416,9 +427,9 @@ def alignment_mass(alignments: Sequence[torch.Tensor], pairs: Sequence[Pair]) ->
     return total / count
 
 
+@checked(_exact_match_args)
 def accuracy_by_length(predictions: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> dict[int, tuple[float, int]]:
     """Exact match per source length: ``{length: (accuracy, number of sentences)}``, shortest first."""
-    _check_predictions(predictions, pairs)
     hits: dict[int, list[bool]] = {}
     for prediction, pair in zip(predictions, pairs, strict=True):
         hits.setdefault(len(pair.source), []).append(tuple(prediction) == pair.target)
@@ -445,21 +456,23 @@ class Translation:
 
 def sentence_words(sentence: object, max_words: int) -> list[str]:
     """The words of a typed sentence (:func:`tokenize`), or a ValueError that says what is wrong with it."""
-    if not isinstance(sentence, str):
-        raise ValueError(f"sentence must be a string, got {type(sentence).__name__}")
+    check(isinstance(sentence, str), lambda: f"sentence must be a string, got {type(sentence).__name__}")
     words = list(tokenize(sentence))
-    if not words:
-        raise ValueError("the sentence is empty: type a few words, e.g. 'the dog sees the cat'")
-    if len(words) > max_words:
-        raise ValueError(f"the sentence has {len(words)} words; this model reads at most {max_words}")
+    check(words, "the sentence is empty: type a few words, e.g. 'the dog sees the cat'")
+    check(len(words) <= max_words, lambda: f"the sentence has {len(words)} words; this model reads at most {max_words}")
     return words
 
 
+def _random_batches_args(corpus: Corpus, batch_size: int, seed: int) -> None:
+    check_positive_int("batch_size", batch_size)
+    check_nonnegative_int("seed", seed)
+    _encode_batch_args(corpus.train, corpus.source_vocab, corpus.target_vocab)
+
+
+@checked(_random_batches_args)
 def random_batches(corpus: Corpus, batch_size: int, seed: int) -> Callable[[], Batch]:
     """A function that returns ``batch_size`` pairs of ``corpus.train`` drawn at random (with replacement) at each
     call, padded; the training set is encoded once, and the draws come from ``numpy``'s generator of ``seed``."""
-    check_positive_int("batch_size", batch_size)
-    check_nonnegative_int("seed", seed)
     encoded = encode_batch(corpus.train, corpus.source_vocab, corpus.target_vocab)
     rng = np.random.default_rng(seed)
     return lambda: encoded.rows(torch.from_numpy(rng.integers(len(encoded.source), size=batch_size)))

@@ -3,9 +3,12 @@ sentence boundaries and unknown words."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+
+from attn._checks import check, checked
 
 __all__ = ["Vocab", "PAD", "BOS", "EOS", "UNK", "tokenize"]
 
@@ -13,10 +16,13 @@ PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
 _WORD = re.compile(r"[a-z0-9]+")  # words of ASCII text; tokenize reads other scripts letter by letter
 
 
+def _tokenize_args(text: str) -> None:
+    check(isinstance(text, str), lambda: f"text must be a string, got {type(text).__name__}")
+
+
+@checked(_tokenize_args)
 def tokenize(text: str) -> tuple[str, ...]:
     """Lower-case words without punctuation: ``"Where is Mary?"`` -> ``("where", "is", "mary")``."""
-    if not isinstance(text, str):
-        raise ValueError(f"text must be a string, got {type(text).__name__}")
     if text.isascii():
         return tuple(_WORD.findall(text.lower()))
     # letters, marks and digits of any script, composed first: "José" typed either way is one word, "josé"
@@ -50,13 +56,7 @@ class Vocab:
 
     def decode(self, ids: Iterable[int]) -> list[str]:
         """Tokens up to (not including) the first ``<eos>``; padding and ``<bos>`` are dropped."""
-        out = []
-        for i in ids:
-            i = int(i)
-            if not 0 <= i < len(self.tokens):
-                raise ValueError(f"id {i} is outside the vocabulary of {len(self.tokens)} tokens")
-            if i == self.eos:
-                break
-            if i not in (self.pad, self.bos):
-                out.append(self.tokens[i])
-        return out
+        ids = list(itertools.takewhile(lambda i: i != self.eos, map(int, ids)))
+        outside = [i for i in ids if not 0 <= i < len(self.tokens)]
+        check(not outside, lambda: f"id {outside[0]} is outside the vocabulary of {len(self.tokens)} tokens")
+        return [self.tokens[i] for i in ids if i not in (self.pad, self.bos)]

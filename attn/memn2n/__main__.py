@@ -34,7 +34,7 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from attn._checks import check_nonnegative_int, check_positive_int
+from attn._checks import check, check_choice, check_nonnegative_int, check_positive_int
 from attn.data.babi import check_vectorizable, read_task, task_file
 from attn.memn2n.train import MemN2NRun, evaluate, split_valid, train_memn2n
 from attn.training import dask_executor, scheduler_address
@@ -75,8 +75,7 @@ CHOICES: dict[str, Callable[[TaskResult], tuple[float, float]]] = {
 def pick(runs: list[TaskResult], by: str = "valid") -> TaskResult:
     """The run with the lowest ``by`` error (``"train"``: the paper's choice; ``"valid"``), ties broken by that
     loss, then the lower seed; its seconds become the sum over all runs."""
-    if by not in CHOICES:
-        raise ValueError(f"by must be one of {sorted(CHOICES)}, got {by!r}")
+    check_choice("by", by, sorted(CHOICES))
     best = min(runs, key=lambda r: (*CHOICES[by](r), r.seed))
     return replace(best, seconds=sum(r.seconds for r in runs), runs=len(runs))
 
@@ -132,24 +131,27 @@ def read_reference(path: Path | None, column: str = PAPER_COLUMN) -> dict[int, f
     try:
         with path.open(encoding="utf-8-sig", newline="") as f:
             reader = csv.DictReader(f)
-            if reader.fieldnames is None or not {"task", column} <= set(reader.fieldnames):
-                raise ValueError(f"{path}:1: expected columns 'task' and '{column}', got {reader.fieldnames}")
+            check(reader.fieldnames is not None and {"task", column} <= set(reader.fieldnames),
+                  lambda: f"{path}:1: expected columns 'task' and '{column}', got {reader.fieldnames}")  # fmt: skip
             for row in reader:
-                try:
-                    task, error = int(row["task"]), float(row[column])
-                except (TypeError, ValueError):
-                    raise ValueError(
-                        f"{path}:{reader.line_num}: expected a task number and an error %, got "
-                        f"{row['task']!r} and {row[column]!r}"
-                    ) from None
-                if task in errors or not 1 <= task <= 20:
-                    raise ValueError(f"{path}:{reader.line_num}: task {task} is repeated or not in 1..20")
+                task, error = _parsed(int, row["task"]), _parsed(float, row[column])
+                check(task is not None and error is not None, f"{path}:{reader.line_num}: expected a task number and "
+                      f"an error %, got {row['task']!r} and {row[column]!r}")  # fmt: skip
+                check(task not in errors and 1 <= task <= 20,
+                      f"{path}:{reader.line_num}: task {task} is repeated or not in 1..20")  # fmt: skip
                 errors[task] = error
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not UTF-8 text ({e.reason})") from None
-    if not errors:
-        raise ValueError(f"{path}: no rows")
+    check(errors, f"{path}: no rows")
     return errors
+
+
+def _parsed(kind: type, text: str | None) -> int | float | None:
+    """``kind(text)``, or None where ``text`` is no such number (a CSV cell)."""
+    try:
+        return kind(text)
+    except (TypeError, ValueError):
+        return None
 
 
 def find_reference(data: Path) -> Path | None:
@@ -228,12 +230,12 @@ def format_table(
     return "\n".join(lines)
 
 
-def _integer(check: Callable[[str, object], int], text: str) -> int:
+def _integer(rule: Callable[[str, object], int], text: str) -> int:
     """An argparse type made of a check of :mod:`attn._checks`: the same rule as everywhere in the library."""
     try:
-        return check("value", int(text))
+        return rule("value", int(text))
     except ValueError:
-        least = 1 if check is check_positive_int else 0
+        least = 1 if rule is check_positive_int else 0
         raise argparse.ArgumentTypeError(f"expected an integer >= {least}, got {text!r}") from None
 
 
@@ -319,14 +321,12 @@ def check_data(args: argparse.Namespace) -> tuple[Path | None, dict[int, float]]
     tasks = [args.task] if args.command == "train" else args.tasks
     for task in tasks:
         for split in ("train", "test"):
-            questions = read_task(args.data, task, split)
-            if not questions:
-                raise ValueError(f"{task_file(args.data, task, split)}: no questions (a question line is "
-                                 f"'ID question<TAB>answer<TAB>supporting ids')")  # fmt: skip
+            path, questions = task_file(args.data, task, split), read_task(args.data, task, split)
+            check(questions, f"{path}: no questions (a question line is 'ID question<TAB>answer<TAB>supporting ids')")
             try:  # what training will allocate, refused before any run starts
                 check_vectorizable(questions)
             except ValueError as error:
-                raise ValueError(f"{task_file(args.data, task, split)}: {error}") from None
+                raise ValueError(f"{path}: {error}") from None
     if args.command == "train":
         return None, {}
     reference = args.reference or find_reference(args.data)

@@ -8,15 +8,13 @@ updating the controller state ``u``; **R**esponse turns the final state into an 
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
-from attn._checks import check_float_tensor, check_positive_int
+from attn._checks import check, check_choice, check_float_tensor, check_positive_ints, check_positive_number, checked
 from attn._random import uniform
 from attn.functional import attend
 from attn.masks import padding_mask
@@ -42,18 +40,13 @@ class MemN2NConfig:
     tying: str = "adjacent"  # §2.2: "adjacent" (A^{k+1} = C^k) or "layerwise" (one A, one C; u^{k+1} = H u^k + o^k)
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d", "hops", "memory_size"):
-            check_positive_int(name, getattr(self, name))
-        if self.encoding not in ENCODINGS:
-            raise ValueError(f"encoding must be one of {ENCODINGS}, got {self.encoding!r}")
-        if self.tying not in TYINGS:
-            raise ValueError(f"tying must be one of {TYINGS}, got {self.tying!r}")
-        for name in ("temporal", "attend_empty"):
-            if not isinstance(getattr(self, name), bool | np.bool_):
-                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        real = isinstance(self.init_std, numbers.Real) and not isinstance(self.init_std, bool)
-        if not real or not 0 < self.init_std < math.inf:
-            raise ValueError(f"init_std must be a positive finite number, got {self.init_std!r}")
+        check_positive_ints(self, "vocab_size", "d", "hops", "memory_size")
+        check_choice("encoding", self.encoding, ENCODINGS)
+        check_choice("tying", self.tying, TYINGS)
+        check(isinstance(self.temporal, bool | np.bool_), f"temporal must be True or False, got {self.temporal!r}")
+        check(isinstance(self.attend_empty, bool | np.bool_),
+              f"attend_empty must be True or False, got {self.attend_empty!r}")  # fmt: skip
+        check_positive_number("init_std", self.init_std)
 
 
 @dataclass
@@ -173,6 +166,40 @@ class MemN2N(nn.Module):
             x = x + a.repeat(n) * tilt
         return x.view(*words.shape[:-1], n, d)  # (..., n, d)
 
+    def _forward_args(
+        self,
+        story: torch.Tensor,
+        query: torch.Tensor,
+        lengths: torch.Tensor,
+        *,
+        time: torch.Tensor | None = None,
+        linear: bool = False,
+        scale: torch.Tensor | None = None,
+        attention: torch.Tensor | None = None,
+    ) -> None:
+        c = self.config
+        _long_args("story", story, 3)
+        _long_args("query", query, 2)
+        _long_args("lengths", lengths, 1)
+        B, M, _ = story.shape
+        check(query.shape[0] == B and lengths.shape[0] == B, f"story, query and lengths must share the batch size, got "
+              f"story {tuple(story.shape)}, query {tuple(query.shape)}, lengths {tuple(lengths.shape)}")  # fmt: skip
+        check(M <= c.memory_size, f"story has {M} memory slots but the model keeps at most memory_size={c.memory_size}")
+        check(bool(((lengths >= 0) & (lengths <= M)).all()),
+              lambda: f"lengths must lie in [0, {M}] (story {tuple(story.shape)}), got {lengths.tolist()}")  # fmt: skip
+        _word_ids_args("story", story, c.vocab_size)
+        _word_ids_args("query", query, c.vocab_size)
+        check(time is None or (isinstance(time, torch.Tensor) and time.shape == (B, M) and time.dtype == torch.long
+                               and not bool((time < 0).any())),
+              lambda: f"time must be a (B, M) = ({B}, {M}) long tensor >= 0, got {_described(time)}")  # fmt: skip
+        if scale is not None:
+            check_float_tensor("scale", scale, (B, M), "B, M")
+        if attention is not None:
+            check_float_tensor("attention", attention, (B, c.hops, M), "B, K, M")
+            check(c.attend_empty or not bool((attention.detach() * ~padding_mask(lengths, M)[:, None]).any()),
+                  "attention puts weight on padded memory slots (past lengths): they must get 0")  # fmt: skip
+
+    @checked(_forward_args)
     def forward(
         self,
         story: torch.Tensor,
@@ -187,8 +214,7 @@ class MemN2N(nn.Module):
         """``scale (B, M)`` multiplies each sentence's memory vectors (1 = as it is, 0 = erased: attributions,
         :func:`attn.memn2n.explain.answer_probability`); ``attention (B, K, M)`` replaces the weights the hops compute
         (Jain & Wallace's counterfactual attention; padded slots must get 0)."""
-        B, M, J = _check_inputs(story, query, lengths, time, self.config)
-        _check_overrides(scale, attention, lengths, M, self.config)
+        B, M, _ = story.shape
         mask = padding_mask(lengths, M)  # (B, M)
         K, d = self.config.hops, self.config.d
         layerwise = self.H is not None
@@ -221,41 +247,16 @@ class MemN2N(nn.Module):
         return MemN2NOutput(logits, torch.stack(hops, dim=1)[..., :M])  # (B, V), (B, K, M): the story's slots
 
 
-def _check_overrides(
-    scale: torch.Tensor | None, attention: torch.Tensor | None, lengths: torch.Tensor, M: int, config: MemN2NConfig
-) -> None:
-    """``scale`` must be float ``(B, M)`` and ``attention`` float ``(B, K, M)``, 0 past ``lengths``, where given."""
-    B, K = len(lengths), config.hops
-    for name, t, shape, letters in (("scale", scale, (B, M), "B, M"), ("attention", attention, (B, K, M), "B, K, M")):
-        if t is not None:
-            check_float_tensor(name, t, shape, letters)
-    padded = ~padding_mask(lengths, M)[:, None]  # (B, 1, M)
-    if attention is not None and not config.attend_empty and (attention.detach() * padded).any():
-        raise ValueError("attention puts weight on padded memory slots (past lengths): they must get 0")
+def _long_args(name: str, t: torch.Tensor, dims: int) -> None:
+    check(isinstance(t, torch.Tensor) and t.dim() == dims and t.dtype == torch.long,
+          lambda: f"{name} must be a {dims}-d long tensor, got " + (f"{t.dtype} tensor of shape {tuple(t.shape)}"
+          if isinstance(t, torch.Tensor) else type(t).__name__))  # fmt: skip
 
 
-def _check_inputs(
-    story: torch.Tensor, query: torch.Tensor, lengths: torch.Tensor, time: torch.Tensor | None, config: MemN2NConfig
-) -> tuple[int, int, int]:
-    for name, t, dims in (("story", story, 3), ("query", query, 2), ("lengths", lengths, 1)):
-        if not isinstance(t, torch.Tensor) or t.dim() != dims or t.dtype != torch.long:
-            got = f"{t.dtype} tensor of shape {tuple(t.shape)}" if isinstance(t, torch.Tensor) else type(t).__name__
-            raise ValueError(f"{name} must be a {dims}-d long tensor, got {got}")
-    B, M, J = story.shape
-    if query.shape[0] != B or lengths.shape[0] != B:
-        raise ValueError(
-            f"story, query and lengths must share the batch size, got story {tuple(story.shape)}, "
-            f"query {tuple(query.shape)}, lengths {tuple(lengths.shape)}"
-        )
-    if M > config.memory_size:
-        raise ValueError(f"story has {M} memory slots but the model keeps at most memory_size={config.memory_size}")
-    if bool((lengths < 0).any()) or bool((lengths > M).any()):
-        raise ValueError(f"lengths must lie in [0, {M}] (story {tuple(story.shape)}), got {lengths.tolist()}")
-    for name, t in (("story", story), ("query", query)):
-        if t.numel() and (int(t.min()) < 0 or int(t.max()) >= config.vocab_size):
-            raise ValueError(
-                f"{name} has word ids outside [0, {config.vocab_size}): min {int(t.min())}, max {int(t.max())}"
-            )
-    if time is not None and (time.shape != (B, M) or time.dtype != torch.long or bool((time < 0).any())):
-        raise ValueError(f"time must be a (B, M) = ({B}, {M}) long tensor >= 0, got {time.dtype} {tuple(time.shape)}")
-    return B, M, J
+def _word_ids_args(name: str, t: torch.Tensor, vocab_size: int) -> None:
+    check(not t.numel() or (int(t.min()) >= 0 and int(t.max()) < vocab_size),
+          lambda: f"{name} has word ids outside [0, {vocab_size}): min {int(t.min())}, max {int(t.max())}")  # fmt: skip
+
+
+def _described(x: object) -> str:
+    return f"{x.dtype} {tuple(x.shape)}" if isinstance(x, torch.Tensor) else type(x).__name__

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import numbers
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from attn._checks import check_nonnegative_int, check_positive_int, check_positive_number
+from attn._checks import check, check_choice, check_nonnegative_int, check_positive_int, check_positive_number, checked
 from attn.data.babi import MEMORY_SIZE, BabiTensors, Example, build_vocab, split_sentences, vectorize
 from attn.data.vocab import UNK, Vocab, tokenize
 from attn.memn2n.model import MemN2N, MemN2NConfig, time_index
@@ -72,22 +72,15 @@ class MemN2NRun:
     def answer(self, sentences: Sequence[str] | str, question: str) -> Answer:
         """Answer ``question`` about the story ``sentences`` (plain text, oldest first). A story given as one
         string is split into sentences at line breaks and after ``.``, ``!`` or ``?`` (:func:`split_sentences`)."""
-        if isinstance(sentences, str):
-            sentences = split_sentences(sentences)
-        try:
-            sentences = list(sentences)
-        except TypeError:
-            raise ValueError(f"sentences must be a list of strings (or one string), got {sentences!r:.80}") from None
-        if not all(isinstance(s, str) for s in sentences):
-            raise ValueError(f"sentences must be a list of strings (or one string), got {sentences!r:.80}")
-        if not isinstance(question, str):
-            raise ValueError(f"question must be a string, got {type(question).__name__}")
+        sentences = split_sentences(sentences) if isinstance(sentences, str) else sentences
+        sentences = list(sentences) if isinstance(sentences, Iterable) else sentences
+        check(isinstance(sentences, list) and all(isinstance(s, str) for s in sentences),
+              lambda: f"sentences must be a list of strings (or one string), got {sentences!r:.80}")  # fmt: skip
+        check(isinstance(question, str), lambda: f"question must be a string, got {type(question).__name__}")
         story = tuple(tokenize(s) for s in sentences if tokenize(s))
         query = tokenize(question)
-        if not story:
-            raise ValueError("the story has no words: give at least one sentence")
-        if not query:
-            raise ValueError(f"the question {question!r} has no words")
+        check(story, "the story has no words: give at least one sentence")
+        check(query, lambda: f"the question {question!r} has no words")
         return self.read(Example(story, tuple(range(1, len(story) + 1)), query, ("?",), ()))
 
     def read(self, example: Example) -> Answer:
@@ -104,23 +97,31 @@ class MemN2NRun:
         return Answer(self.vocab.tokens[best], float(probs[best]), kept, out.hop_attention[0], unknown, supporting)
 
 
+def _support_attention_args(hop_attention: torch.Tensor, supporting: torch.Tensor) -> None:
+    N = hop_attention.shape[0]
+    check(supporting.dim() == 2 and supporting.shape[0] == N,
+          f"supporting must be (N={N}, S), got {tuple(supporting.shape)}")  # fmt: skip
+
+
+@checked(_support_attention_args)
 def support_attention(hop_attention: torch.Tensor, supporting: torch.Tensor) -> torch.Tensor:
     """Mean attention each hop puts on the supporting sentences: ``(N, K, M), (N, S) -> (K,)``.
 
     ``supporting`` holds memory slots, -1 for none (as :func:`attn.data.babi.vectorize` returns them).
     """
     N, K, M = hop_attention.shape
-    if supporting.dim() != 2 or supporting.shape[0] != N:
-        raise ValueError(f"supporting must be (N={N}, S), got {tuple(supporting.shape)}")
     slots = supporting.clamp_min(0).unsqueeze(1).expand(N, K, -1)  # (N, K, S)
     on_support = hop_attention.gather(2, slots) * (supporting >= 0).unsqueeze(1)  # (N, K, S)
     return on_support.sum(-1).mean(0)  # (K,)
 
 
+def _split_valid_args(exs: Sequence[Example], fraction: float = 0.1, seed: int = 0) -> None:
+    check(0 < fraction < 1, f"fraction must be in (0, 1), got {fraction}")
+
+
+@checked(_split_valid_args)
 def split_valid(exs: Sequence[Example], fraction: float = 0.1, seed: int = 0) -> tuple[list[Example], list[Example]]:
     """Hold out a random ``fraction`` of ``exs`` for validation (the paper holds out 10 %)."""
-    if not 0 < fraction < 1:
-        raise ValueError(f"fraction must be in (0, 1), got {fraction}")
     order = np.random.default_rng(seed).permutation(len(exs))
     n_valid = max(1, round(len(exs) * fraction))
     return [exs[i] for i in order[n_valid:]], [exs[i] for i in order[:n_valid]]
@@ -150,21 +151,44 @@ def evaluate(
     }
 
 
-def _check_recipe(**values: float) -> None:
-    """Counts must be ints (``epochs``, ``batch_size``, ``decay_every`` >= 1; ``linear_start`` >= 0), rates
-    positive numbers (the rule of every trainer, :func:`attn._checks.check_positive_number`), ``noise`` in [0, 1)."""
-    for name, value in values.items():
-        if name in ("epochs", "batch_size", "decay_every"):
-            check_positive_int(name, value)
-        elif name == "linear_start":
-            check_nonnegative_int(name, value)
-        elif name == "noise":
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < 1:
-                raise ValueError(f"noise must be a number in [0, 1), got {value!r}")
-        else:
-            check_positive_number(name, value)
+def _train_memn2n_args(
+    train: Sequence[Example],
+    valid: Sequence[Example] | None = None,
+    *,
+    epochs: int = 100,
+    linear_start: int = 20,
+    batch_size: int = 32,
+    lr: float = 0.01,
+    linear_lr: float = 0.005,
+    decay_every: int = 25,
+    max_grad_norm: float = 40.0,
+    noise: float = 0.1,
+    seed: int = 0,
+    vocab: Vocab | None = None,
+    progress: bool = True,
+    linear_until: str = "epochs",
+    keep: str = "best",
+    **config: Any,
+) -> None:
+    """Counts are ints (``linear_start`` >= 0), rates positive numbers (the rule of every trainer), ``noise`` in
+    [0, 1), and there are questions to train on and to validate on."""
+    check_choice("linear_until", linear_until, ("epochs", "valid_loss"))
+    check_choice("keep", keep, ("best", "last"))
+    check_positive_int("epochs", epochs)
+    check_nonnegative_int("linear_start", linear_start)
+    check_positive_int("batch_size", batch_size)
+    check_positive_int("decay_every", decay_every)
+    check_positive_number("lr", lr)
+    check_positive_number("linear_lr", linear_lr)
+    check_positive_number("max_grad_norm", max_grad_norm)
+    check(not isinstance(noise, bool) and isinstance(noise, numbers.Real) and 0 <= noise < 1,
+          f"noise must be a number in [0, 1), got {noise!r}")  # fmt: skip
+    train, valid = split_valid(train, seed=0) if valid is None else (train, valid)
+    check(len(train) > 0 and len(valid) > 0,
+          f"need training and validation questions, got {len(train)} and {len(valid)}")  # fmt: skip
 
 
+@checked(_train_memn2n_args)
 def train_memn2n(
     train: Sequence[Example],
     valid: Sequence[Example] | None = None,
@@ -197,16 +221,8 @@ def train_memn2n(
     fall (the paper's text; ``"epochs"``: all ``linear_start`` epochs, as in the authors' code). ``keep="last"``
     keeps the final weights (the authors' code) instead of the best validation epoch's.
     """
-    if linear_until not in ("epochs", "valid_loss"):
-        raise ValueError(f"linear_until must be 'epochs' or 'valid_loss', got {linear_until!r}")
-    if keep not in ("best", "last"):
-        raise ValueError(f"keep must be 'best' or 'last', got {keep!r}")
-    _check_recipe(epochs=epochs, linear_start=linear_start, batch_size=batch_size, decay_every=decay_every,
-                  lr=lr, linear_lr=linear_lr, max_grad_norm=max_grad_norm, noise=noise)  # fmt: skip
     if valid is None:
         train, valid = split_valid(train, seed=0)
-    if not train or not valid:
-        raise ValueError(f"need training and validation questions, got {len(train)} and {len(valid)}")
     vocab = vocab or build_vocab(train)
     longest = max(len(ex.story) for ex in (*train, *valid))
     default_size = min(MEMORY_SIZE, longest) if config.get("attend_empty") else MEMORY_SIZE  # the authors' sz

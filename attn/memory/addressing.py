@@ -24,8 +24,11 @@ def _interpolate_args(content: torch.Tensor, previous: torch.Tensor, gate: torch
 
 def _shift_args(weights: torch.Tensor, shifts: torch.Tensor) -> None:
     dims = check_shapes(weights=(weights, "... N"), shifts=(shifts, "... S"))
-    check(dims["S"] % 2 == 1 and dims["S"] <= dims["N"],
-          f"shifts must cover an odd number S <= N={dims['N']} of offsets, got shifts {tuple(shifts.shape)}")  # fmt: skip
+    S, N = dims["S"], dims["N"]
+    check(
+        S % 2 == 1 and S <= N,
+        f"shifts must cover an odd number S <= N={N} of offsets, got shifts {tuple(shifts.shape)}",
+    )
     check_distribution("shifts", shifts)
 
 

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from attn._checks import check_nonnegative_int, check_positive_int
+from attn._checks import check, check_nonnegative_int, check_positive_int
 from attn.data.memory_tasks import BitTask, bit_errors
 from attn.memory.dnc import DNCOutput
 from attn.memory.ntm import NTMOutput
@@ -54,8 +54,9 @@ def train_bits(
     """
     check_positive_int("batch_size", batch_size)
     check_nonnegative_int("seed", seed)  # each step's batch seed is derived from it: a negative one would be named
+    _goal_args(goal)
     checkpoint = stop_when = None
-    if _check_goal(goal) is not None:
+    if goal is not None:
         held_out, share = goal
         checkpoint = lambda m, step: {"exact": (errors_per_sequence(m, held_out) == 0).float().mean().item()}  # noqa: E731
         stop_when = lambda record: record["exact"] >= share  # noqa: E731
@@ -63,17 +64,15 @@ def train_bits(
                clip=clip, checkpoint=checkpoint, every=every, stop_when=stop_when, progress=progress)  # fmt: skip
 
 
-def _check_goal(goal: object) -> tuple[BitTask, float] | None:
+def _goal_args(goal: object) -> None:
     """None, or ``(held_out, share)``: a :class:`BitTask` and the share of its sequences to get right (a number; one
     above 1 is never reached, one of 0 at once)."""
-    if goal is None:
-        return None
-    if not isinstance(goal, tuple) or len(goal) != 2 or not isinstance(goal[0], BitTask):
-        raise ValueError(f"goal must be None or (held_out BitTask, share), got {type(goal).__name__} {goal!r:.80}")
-    share = goal[1]
-    if isinstance(share, bool) or not isinstance(share, int | float) or not math.isfinite(share):
-        raise ValueError(f"goal's share must be a finite number, got {share!r}")
-    return goal
+    check(goal is None or isinstance(goal, tuple) and len(goal) == 2 and isinstance(goal[0], BitTask),
+          lambda: f"goal must be None or (held_out BitTask, share), got {type(goal).__name__} "
+          f"{goal!r:.80}")  # fmt: skip
+    share = None if goal is None else goal[1]
+    check(goal is None or not isinstance(share, bool) and isinstance(share, int | float) and math.isfinite(share),
+          lambda: f"goal's share must be a finite number, got {share!r}")  # fmt: skip
 
 
 def errors_per_sequence(model: nn.Module, task: BitTask) -> torch.Tensor:
@@ -103,7 +102,7 @@ def train_until(
     process (:class:`attn.training.Background`)."""
     check_positive_int("attempts", attempts)
     check_nonnegative_int("seed", seed)
-    _check_goal(goal)
+    _goal_args(goal)
     for attempt in range(attempts):
         run_seed = seed + 1000 * attempt
         with seeded(run_seed):

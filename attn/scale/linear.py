@@ -22,9 +22,12 @@ import torch
 
 from attn._checks import (
     broadcast_shapes,
+    check,
     check_positive_int,
     check_positive_number,
     check_size,
+    checked,
+    describe,
     require_tensor,
     shape_of,
 )
@@ -45,9 +48,13 @@ __all__ = [
 FeatureMap = Callable[[torch.Tensor], torch.Tensor] | None
 
 
+def _elu_feature_map_args(x: torch.Tensor) -> None:
+    require_tensor("x", x)
+
+
+@checked(_elu_feature_map_args)
 def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
     """``φ(x) = elu(x) + 1`` (Katharopoulos et al. 2020, eq. 7): > 0 like ``exp`` (float32 rounds it to 0 below -17)."""
-    require_tensor("x", x)
     return torch.nn.functional.elu(x) + 1
 
 
@@ -61,6 +68,84 @@ class FastWeights:
 
     S: torch.Tensor
     z: torch.Tensor
+
+
+# ---------------------------------------------------------------------------------------------------- the checks
+#
+# The functions below take a feature map, code of the caller's: they are not @checked (inside a checked call the
+# caller's code would run unchecked) and call their door themselves, first thing. What only φ's output shows
+# (its width, its sign, the width a state must have) is checked where φ is applied (_features, _initial_state).
+
+
+def _linear_args(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, feature_map: FeatureMap, eps: float,
+                 names: tuple[str, str, str] = ("query", "key", "value")) -> tuple[int, ...]:  # fmt: skip
+    """The arguments every linear attention takes; returns the batch shape the inputs broadcast to."""
+    batch = _qkv_args(query, key, value, names)
+    check_positive_number("eps", eps)
+    check(feature_map is None or callable(feature_map),
+          lambda: f"feature_map must be a callable or None, got {type(feature_map).__name__}")  # fmt: skip
+    return batch
+
+
+def _qkv_args(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+              names: tuple[str, str, str] = ("query", "key", "value")) -> tuple[int, ...]:  # fmt: skip
+    """Query, key ``(..., T, d_k)`` and value ``(..., T, d_v)`` of one length T, one dtype, batches that broadcast;
+    returns the batch shape they broadcast to."""
+    q_name, k_name, v_name = names
+    require_tensor(q_name, query, 2)
+    require_tensor(k_name, key, 2)
+    require_tensor(v_name, value, 2)
+    check(query.shape[-1] == key.shape[-1] and query.shape[-1] > 0, lambda: f"{q_name} and {k_name} must share "
+          f"d_k >= 1, got {q_name} {shape_of(query)} and {k_name} {shape_of(key)}")  # fmt: skip
+    check(query.shape[-2] == key.shape[-2] == value.shape[-2], lambda: f"{q_name}, {k_name} and {v_name} must have "
+          f"the same length T (causal self-attention), got {q_name} {shape_of(query)}, {k_name} {shape_of(key)} and "
+          f"{v_name} {shape_of(value)}")  # fmt: skip
+    check(len({query.dtype, key.dtype, value.dtype}) == 1, lambda: f"{q_name}, {k_name} and {v_name} must share a "
+          f"dtype, got {query.dtype}, {key.dtype} and {value.dtype}")  # fmt: skip
+    batch = broadcast_shapes(query.shape[:-2], key.shape[:-2])
+    batch = None if batch is None else broadcast_shapes(batch, value.shape[:-2])
+    check(batch is not None, lambda: f"the leading (batch) dimensions of {q_name} {shape_of(query)}, {k_name} "
+          f"{shape_of(key)} and {v_name} {shape_of(value)} do not broadcast")  # fmt: skip
+    return batch
+
+
+def _causal_linear_attention_args(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                                  feature_map: FeatureMap, eps: float) -> None:  # fmt: skip
+    batch = _linear_args(query, key, value, feature_map, eps)
+    check_size("the weights (..., T, T)", math.prod(batch) * query.shape[-2] ** 2)
+
+
+def _linear_attention_step_args(q_t: torch.Tensor, k_t: torch.Tensor, v_t: torch.Tensor, feature_map: FeatureMap,
+                                eps: float) -> None:  # fmt: skip
+    require_tensor("q_t", q_t, 1)
+    require_tensor("k_t", k_t, 1)
+    require_tensor("v_t", v_t, 1)
+    _linear_args(q_t.unsqueeze(-2), k_t.unsqueeze(-2), v_t.unsqueeze(-2), feature_map, eps, ("q_t", "k_t", "v_t"))
+
+
+def _decayed_linear_attention_args(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, gamma: float,
+                                   feature_map: FeatureMap, eps: float) -> None:  # fmt: skip
+    _linear_args(query, key, value, feature_map, eps)
+    check(not isinstance(gamma, bool) and isinstance(gamma, numbers.Real) and 0 < gamma <= 1,
+          lambda: f"gamma must be a number in (0, 1], got {gamma!r}")  # fmt: skip
+
+
+def _chunked_linear_attention_args(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, chunk: int,
+                                   feature_map: FeatureMap, eps: float) -> None:  # fmt: skip
+    _linear_args(query, key, value, feature_map, eps)
+    check_positive_int("chunk", chunk)
+
+
+def _delta_rule_attention_args(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                               beta: torch.Tensor | float, feature_map: FeatureMap, eps: float) -> None:  # fmt: skip
+    lead = (*_linear_args(query, key, value, feature_map, eps), query.shape[-2])  # (..., T)
+    check(isinstance(beta, torch.Tensor | numbers.Real) and not isinstance(beta, bool),
+          lambda: f"beta must be a number or a tensor of shape (..., T), got {type(beta).__name__}")  # fmt: skip
+    beta = torch.as_tensor(beta, dtype=query.dtype, device=query.device)
+    check(broadcast_shapes(tuple(beta.shape), lead) == lead, lambda: "beta must be a number or one value per token, "
+          f"shape {lead}, got shape {shape_of(beta)}")  # fmt: skip
+    check(not beta.numel() or bool(((beta >= 0) & (beta <= 1)).all()), lambda: "beta must be in [0, 1], got values "
+          f"from {float(beta.min()):.4g} to {float(beta.max()):.4g}")  # NaN fails too  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------------- linear attention
@@ -80,10 +165,9 @@ def causal_linear_attention(
     With ``feature_map=None`` the weights are the raw masked ``Q Kᵀ``, not normalised. O(T²): the picture; see
     :func:`recurrent_linear_attention` for the O(T) loop that gives the same output.
     """
-    query, key, value = _check_qkv(query, key, value)
-    eps = check_positive_number("eps", eps)
+    _causal_linear_attention_args(query, key, value, feature_map, eps)
+    query, key, value = _broadcast(query, key, value)
     T = query.shape[-2]
-    check_size("the weights (..., T, T)", math.prod(query.shape[:-2]) * T * T)  # batch broadcast by _check_qkv
     phi_q, phi_k = _features(query, key, feature_map)  # (..., T, D)
     causal = torch.ones(T, T, dtype=torch.bool, device=query.device).tril()  # (T, T), True = may attend
     weights = (phi_q @ phi_k.transpose(-2, -1)).masked_fill(~causal, 0.0)  # (..., T, T)
@@ -105,10 +189,8 @@ def linear_attention_step(
     q_t, k_t ``(..., d_k)``, v_t ``(..., d_v)``, state :class:`FastWeights` (None: empty) -> y_t ``(..., d_v)`` and
     the new state. The token is written before it is read: it attends to itself, as under the causal mask.
     """
-    for name, x in (("q_t", q_t), ("k_t", k_t), ("v_t", v_t)):
-        require_tensor(name, x, 1)
-    query, key, value = _check_qkv(q_t.unsqueeze(-2), k_t.unsqueeze(-2), v_t.unsqueeze(-2), names=("q_t", "k_t", "v_t"))
-    eps = check_positive_number("eps", eps)
+    _linear_attention_step_args(q_t, k_t, v_t, feature_map, eps)
+    query, key, value = _broadcast(q_t.unsqueeze(-2), k_t.unsqueeze(-2), v_t.unsqueeze(-2))  # (..., 1, ·)
     phi_q, phi_k = _features(query, key, feature_map)  # (..., 1, D)
     state = write_fast_weights(_initial_state(state, phi_k, value), phi_k[..., 0, :], value[..., 0, :])
     return read_fast_weights(state, phi_q[..., 0, :], feature_map is not None, eps), state
@@ -127,8 +209,8 @@ def recurrent_linear_attention(
     Shapes as :func:`causal_linear_attention`, whose output it equals; returns the final :class:`FastWeights` too,
     so that a sequence can be fed in pieces: passing the state on continues where the last call stopped.
     """
-    query, key, value = _check_qkv(query, key, value)
-    eps = check_positive_number("eps", eps)
+    _linear_args(query, key, value, feature_map, eps)
+    query, key, value = _broadcast(query, key, value)
     phi_q, phi_k = _features(query, key, feature_map)  # (..., T, D)
     state = _initial_state(state, phi_k, value)
     outputs = []
@@ -154,10 +236,8 @@ def decayed_linear_attention(
     depend on the token). The read is :func:`read_fast_weights`'s, normalised by ``φ(q)·z`` unless
     ``feature_map=None``. ``gamma`` in (0, 1]; 1 is :func:`recurrent_linear_attention`. Shapes as that function.
     """
-    query, key, value = _check_qkv(query, key, value)
-    eps = check_positive_number("eps", eps)
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 < gamma <= 1:
-        raise ValueError(f"gamma must be a number in (0, 1], got {gamma!r}")
+    _decayed_linear_attention_args(query, key, value, gamma, feature_map, eps)
+    query, key, value = _broadcast(query, key, value)
     phi_q, phi_k = _features(query, key, feature_map)  # (..., T, D)
     state = _initial_state(state, phi_k, value)
     outputs = []
@@ -185,9 +265,8 @@ def chunked_linear_attention(
     Equals :func:`causal_linear_attention` (and the recurrence) for every ``chunk >= 1``; returns the final
     :class:`FastWeights` like :func:`recurrent_linear_attention`. Shapes as that function.
     """
-    query, key, value = _check_qkv(query, key, value)
-    eps = check_positive_number("eps", eps)
-    chunk = check_positive_int("chunk", chunk)
+    _chunked_linear_attention_args(query, key, value, chunk, feature_map, eps)
+    query, key, value = _broadcast(query, key, value)
     phi_q, phi_k = _features(query, key, feature_map)  # (..., T, D)
     state = _initial_state(state, phi_k, value)
     S, z = state.S, state.z  # (..., D, d_v), (..., D)
@@ -226,9 +305,9 @@ def delta_rule_attention(
     ``feature_map=None``: keys and queries as given. query, key ``(..., T, d_k)``, value ``(..., T, d_v)``, beta in
     [0, 1], a number or ``(..., T)`` -> output ``(..., T, d_v)`` and the final :class:`FastWeights`.
     """
-    query, key, value = _check_qkv(query, key, value)
-    eps = check_positive_number("eps", eps)
-    beta = _check_beta(beta, query)  # (..., T, 1)
+    _delta_rule_attention_args(query, key, value, beta, feature_map, eps)
+    query, key, value = _broadcast(query, key, value)
+    beta = torch.as_tensor(beta, dtype=query.dtype, device=query.device).expand(query.shape[:-1]).unsqueeze(-1)
     phi_q, phi_k = _features(query, key, feature_map)  # (..., T, D)
     if feature_map is not None:
         phi_q, phi_k = _sum_normalised(phi_q, eps), _sum_normalised(phi_k, eps)
@@ -252,19 +331,6 @@ def _delta_read(state: FastWeights, phi_q: torch.Tensor) -> torch.Tensor:
     return (phi_q.unsqueeze(-2) @ state.S).squeeze(-2)  # (..., d_v)
 
 
-def _check_beta(beta: torch.Tensor | float, query: torch.Tensor) -> torch.Tensor:
-    """β as ``(..., T, 1)``: a number or one value per token (shape broadcastable to ``(..., T)``), each in [0, 1]."""
-    if not isinstance(beta, torch.Tensor | numbers.Real) or isinstance(beta, bool):
-        raise ValueError(f"beta must be a number or a tensor of shape (..., T), got {type(beta).__name__}")
-    beta = torch.as_tensor(beta, dtype=query.dtype, device=query.device)
-    lead = tuple(query.shape[:-1])  # (..., T)
-    if broadcast_shapes(tuple(beta.shape), lead) != lead:
-        raise ValueError(f"beta must be a number or one value per token, shape {lead}, got shape {shape_of(beta)}")
-    if beta.numel() and not bool(((beta >= 0) & (beta <= 1)).all()):  # NaN fails too
-        raise ValueError(f"beta must be in [0, 1], got values from {float(beta.min()):.4g} to {float(beta.max()):.4g}")
-    return beta.expand(lead).unsqueeze(-1)  # (..., T, 1)
-
-
 def _sum_normalised(x: torch.Tensor, eps: float) -> torch.Tensor:
     return x / x.sum(-1, keepdim=True).clamp_min(eps)
 
@@ -276,23 +342,23 @@ def _features(query: torch.Tensor, key: torch.Tensor, feature_map: FeatureMap) -
     """``φ(query), φ(key)`` (identity for None), checked to keep the leading shape and share a width D."""
     if feature_map is None:
         return query, key
-    if not callable(feature_map):
-        raise ValueError(f"feature_map must be a callable or None, got {type(feature_map).__name__}")
     phi_q, phi_k = feature_map(query), feature_map(key)
-    for name, x, phi in (("query", query, phi_q), ("key", key, phi_k)):
-        if not isinstance(phi, torch.Tensor) or phi.shape[:-1] != x.shape[:-1] or phi.shape[-1] < 1:
-            got = shape_of(phi) if isinstance(phi, torch.Tensor) else type(phi).__name__
-            raise ValueError(f"feature_map must map {name} {shape_of(x)} to shape {(*x.shape[:-1], 'D')}, got {got}")
-    if phi_q.shape[-1] != phi_k.shape[-1]:
-        raise ValueError(f"feature_map gave query and key different widths: {shape_of(phi_q)} and {shape_of(phi_k)}")
-    for name, phi in (("query", phi_q), ("key", phi_k)):  # eq. 6 divides by φ(q)·Σφ(k): it must be a positive sum
-        if phi.numel() and not phi.is_meta and not bool((phi >= 0).all()):  # also catches NaN (meta: no values)
-            low = phi.min().item()  # NaN if there is one
-            raise ValueError(
-                f"feature_map must give features >= 0 (the normalised forms divide by φ(q)·Σφ(k)); it gave {low:.3g} "
-                f"for {name} {shape_of(phi)}; use feature_map=None for the unnormalised sum"
-            )
+    _check_features("query", query, phi_q)
+    _check_features("key", key, phi_k)
+    check(phi_q.shape[-1] == phi_k.shape[-1], lambda: "feature_map gave query and key different widths: "
+          f"{shape_of(phi_q)} and {shape_of(phi_k)}")  # fmt: skip
     return phi_q, phi_k
+
+
+def _check_features(name: str, x: torch.Tensor, phi: object) -> None:
+    """``φ(x)`` keeps x's leading shape, has a width D >= 1 and no negative entry: eq. 6 divides by φ(q)·Σφ(k), a
+    sum that must be positive (NaN fails too; on the meta device there are no values to read)."""
+    check(isinstance(phi, torch.Tensor) and phi.shape[:-1] == x.shape[:-1] and phi.shape[-1] >= 1,
+          lambda: f"feature_map must map {name} {shape_of(x)} to shape {(*x.shape[:-1], 'D')}, got "
+          f"{describe(phi)}")  # fmt: skip
+    check(not phi.numel() or phi.is_meta or bool((phi >= 0).all()), lambda: "feature_map must give features >= 0 "
+          f"(the normalised forms divide by φ(q)·Σφ(k)); it gave {phi.min().item():.3g} for {name} {shape_of(phi)}; "
+          "use feature_map=None for the unnormalised sum")  # fmt: skip
 
 
 def write_fast_weights(state: FastWeights, phi_k: torch.Tensor, v: torch.Tensor) -> FastWeights:
@@ -315,20 +381,16 @@ def _initial_state(state: FastWeights | None, phi_k: torch.Tensor, v: torch.Tens
     lead, D, d_v = tuple(v.shape[:-2]), phi_k.shape[-1], v.shape[-1]
     if state is None:
         return FastWeights(v.new_zeros(*lead, D, d_v), v.new_zeros(*lead, D))
-    if not isinstance(state, FastWeights):
-        raise ValueError(f"state must be a FastWeights or None, got {type(state).__name__}")
+    check(isinstance(state, FastWeights), lambda: f"state must be a FastWeights or None, got {type(state).__name__}")
     S, z = state.S, state.z
-    if not isinstance(S, torch.Tensor) or not isinstance(z, torch.Tensor) or S.dim() < 2 or z.dim() < 1:
-        raise ValueError("state.S and state.z must be tensors of shapes (..., D, d_v) and (..., D)")
-    if S.shape[-2:] != (D, d_v) or z.shape[-1] != D or S.shape[:-2] != z.shape[:-1]:
-        raise ValueError(
-            f"state must have S (..., {D}, {d_v}) and z (..., {D}) to match φ(key) {shape_of(phi_k)} and value "
-            f"{shape_of(v)}, got S {shape_of(S)} and z {shape_of(z)}"
-        )
-    if broadcast_shapes(S.shape[:-2], lead) is None or S.dtype != v.dtype or z.dtype != v.dtype:
-        raise ValueError(
-            f"state (S {S.dtype} {shape_of(S)}) must share the dtype {v.dtype} and batch {lead} of the inputs"
-        )
+    check(isinstance(S, torch.Tensor) and isinstance(z, torch.Tensor) and S.dim() >= 2 and z.dim() >= 1,
+          "state.S and state.z must be tensors of shapes (..., D, d_v) and (..., D)")  # fmt: skip
+    check(S.shape[-2:] == (D, d_v) and z.shape[-1] == D and S.shape[:-2] == z.shape[:-1],
+          lambda: f"state must have S (..., {D}, {d_v}) and z (..., {D}) to match φ(key) {shape_of(phi_k)} and value "
+          f"{shape_of(v)}, got S {shape_of(S)} and z {shape_of(z)}")  # fmt: skip
+    check(broadcast_shapes(S.shape[:-2], lead) is not None and S.dtype == v.dtype and z.dtype == v.dtype,
+          lambda: f"state (S {S.dtype} {shape_of(S)}) must share the dtype {v.dtype} and batch {lead} of the "
+          "inputs")  # fmt: skip
     return state
 
 
@@ -339,33 +401,10 @@ def _stack(outputs: list[torch.Tensor], value: torch.Tensor) -> torch.Tensor:
     return torch.stack(outputs, dim=-2)  # (..., T, d_v)
 
 
-def _check_qkv(
-    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, names: tuple[str, str, str] = ("query", "key", "value")
+def _broadcast(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Query, key ``(..., T, d_k)`` and value ``(..., T, d_v)`` of one length T, one dtype, batches that broadcast;
-    returned broadcast to one batch shape."""
-    for name, x in zip(names, (query, key, value), strict=True):
-        require_tensor(name, x, 2)
-    q_name, k_name, v_name = names
-    if query.shape[-1] != key.shape[-1] or query.shape[-1] == 0:
-        raise ValueError(
-            f"{q_name} and {k_name} must share d_k >= 1, got {q_name} {shape_of(query)} and {k_name} {shape_of(key)}"
-        )
-    if not query.shape[-2] == key.shape[-2] == value.shape[-2]:
-        raise ValueError(
-            f"{q_name}, {k_name} and {v_name} must have the same length T (causal self-attention), got "
-            f"{q_name} {shape_of(query)}, {k_name} {shape_of(key)} and {v_name} {shape_of(value)}"
-        )
-    if len({query.dtype, key.dtype, value.dtype}) > 1:
-        raise ValueError(
-            f"{q_name}, {k_name} and {v_name} must share a dtype, got {query.dtype}, {key.dtype} and {value.dtype}"
-        )
-    batch = broadcast_shapes(query.shape[:-2], key.shape[:-2])
-    batch = None if batch is None else broadcast_shapes(batch, value.shape[:-2])
-    if batch is None:
-        raise ValueError(
-            f"the leading (batch) dimensions of {q_name} {shape_of(query)}, {k_name} {shape_of(key)} and {v_name} "
-            f"{shape_of(value)} do not broadcast"
-        )
+    """Query, key and value (checked: their batches broadcast) as views of one batch shape."""
+    batch = broadcast_shapes(broadcast_shapes(query.shape[:-2], key.shape[:-2]), value.shape[:-2])
     T = query.shape[-2]
     return query.expand(*batch, T, -1), key.expand(*batch, T, -1), value.expand(*batch, T, -1)

@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from attn._checks import check_positive_int, check_positive_number, check_size
+from attn._checks import check, check_choice, check_positive_int, check_positive_number, check_size, checked
 from attn.functional import attend
 from attn.scale.linear import (
     decayed_linear_attention,
@@ -76,6 +76,30 @@ def _read(
     return _unit(keys) @ state.S  # (N, d_v)
 
 
+def _associative_recall_args(memory: str, num_pairs: int, d_k: int, *, seed: int, writes: int = 1,
+                             sharpness: float = 8.0, recency: float = 0.0, decay: float = 1.0, beta: float = 1.0,
+                             scale: float = 1.0) -> None:  # fmt: skip
+    check_choice("memory", memory, MEMORIES)
+    N = check_positive_int("num_pairs", num_pairs)
+    check_positive_int("d_k", d_k)
+    writes = check_positive_int("writes", writes)
+    check_positive_number("sharpness", sharpness)
+    check_positive_number("scale", scale)
+    check(not isinstance(recency, bool) and isinstance(recency, int | float) and 0 <= recency < math.inf,
+          lambda: f"recency must be a finite number >= 0, got {recency!r}")  # fmt: skip
+    _check_rate("decay", decay)
+    _check_rate("beta", beta)
+    check(not isinstance(seed, bool) and isinstance(seed, int), lambda: f"seed must be an int, got {seed!r}")
+    check_size("the scores of every key against every value written (num_pairs x writes * num_pairs)", writes * N * N)
+    check_size("the Python steps of the writes (writes * num_pairs)", writes * N, limit=10**6)
+
+
+def _check_rate(name: str, x: object) -> None:
+    check(not isinstance(x, bool) and isinstance(x, int | float) and 0 < x <= 1,
+          lambda: f"{name} must be a number in (0, 1], got {x!r}")  # fmt: skip
+
+
+@checked(_associative_recall_args)
 def associative_recall(
     memory: str,
     num_pairs: int,
@@ -102,21 +126,8 @@ def associative_recall(
     delta rule ``S += β k (v - Sᵀk)ᵀ`` over unit keys). Each memory reads only its own knobs (:data:`KNOBS`). No
     training; float64; deterministic in ``seed``.
     """
-    if memory not in MEMORIES:
-        raise ValueError(f"memory must be one of {MEMORIES}, got {memory!r}")
-    N, d_k = check_positive_int("num_pairs", num_pairs), check_positive_int("d_k", d_k)
-    writes = check_positive_int("writes", writes)
-    sharpness = check_positive_number("sharpness", sharpness)
-    scale = check_positive_number("scale", scale)
-    if isinstance(recency, bool) or not isinstance(recency, int | float) or not 0 <= recency < math.inf:
-        raise ValueError(f"recency must be a finite number >= 0, got {recency!r}")
-    for name, x in (("decay", decay), ("beta", beta)):
-        if isinstance(x, bool) or not isinstance(x, int | float) or not 0 < x <= 1:
-            raise ValueError(f"{name} must be a number in (0, 1], got {x!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed must be an int, got {seed!r}")
-    check_size("the scores of every key against every value written (num_pairs x writes * num_pairs)", writes * N * N)
-    check_size("the Python steps of the writes (writes * num_pairs)", writes * N, limit=10**6)
+    N, d_k, writes = int(num_pairs), int(d_k), int(writes)
+    sharpness, scale = float(sharpness), float(scale)
     keys, values = _pairs(N, d_k, writes, seed)
     written = keys.repeat(writes, 1)  # (writes N, d_k): all N keys, then all again with new values, ...
     read = _read(memory, keys, written, values, sharpness, float(recency), float(decay), float(beta), scale)  # (N, d_k)
@@ -125,20 +136,25 @@ def associative_recall(
     return float((answer == latest).double().mean())
 
 
+def _best_setting_args(memory: str, num_pairs: int, d_k: int, grid: list[dict[str, float]], *, seeds: range,
+                       writes: int = 1) -> None:  # fmt: skip
+    check_choice("memory", memory, MEMORIES)
+    check(bool(grid), "grid must hold at least one setting, got none")
+    for setting in grid:
+        check(isinstance(setting, dict) and set(setting) <= set(KNOBS[memory]),
+              f"grid settings of {memory!r} may set {KNOBS[memory]}, got {setting!r}")  # fmt: skip
+    check(len(seeds) > 0, "seeds must hold at least one seed")
+    for setting in grid:  # best_setting runs associative_recall inside its own check: every call it makes, checked
+        for seed in seeds:
+            associative_recall.check(memory, num_pairs, d_k, seed=seed, writes=writes, **setting)
+
+
+@checked(_best_setting_args)
 def best_setting(
     memory: str, num_pairs: int, d_k: int, grid: list[dict[str, float]], *, seeds: range, writes: int = 1
 ) -> tuple[dict[str, float], float]:
     """The setting of ``grid`` (each a dict of ``memory``'s :data:`KNOBS`) with the highest mean recall over
     ``seeds``, and that mean: the selection rule every memory gets. Select on seeds apart from those reported."""
-    if memory not in MEMORIES:
-        raise ValueError(f"memory must be one of {MEMORIES}, got {memory!r}")
-    if not grid:
-        raise ValueError("grid must hold at least one setting, got none")
-    for setting in grid:
-        if not isinstance(setting, dict) or not set(setting) <= set(KNOBS[memory]):
-            raise ValueError(f"grid settings of {memory!r} may set {KNOBS[memory]}, got {setting!r}")
-    if len(seeds) == 0:
-        raise ValueError("seeds must hold at least one seed")
     means = [
         sum(associative_recall(memory, num_pairs, d_k, seed=s, writes=writes, **setting) for s in seeds) / len(seeds)
         for setting in grid

@@ -82,6 +82,40 @@ def _safe_max(row_max: torch.Tensor) -> torch.Tensor:
     return row_max.masked_fill(row_max == _NEG_INF, 0.0)
 
 
+def _online_softmax_update_args(
+    state_max: torch.Tensor,
+    state_sum: torch.Tensor,
+    state_out: torch.Tensor,
+    scores_tile: torch.Tensor,
+    value_tile: torch.Tensor,
+) -> None:
+    """The shapes :func:`online_softmax_update` documents, and values it can use: scores finite or -inf (masked),
+    m finite or -inf, ℓ finite and >= 0."""
+    for name, x, dims in (("state_max", state_max, 1), ("state_sum", state_sum, 1), ("state_out", state_out, 2),
+                          ("scores_tile", scores_tile, 2), ("value_tile", value_tile, 2)):  # fmt: skip
+        require_tensor(name, x, dims)
+    lead, (Tq, n), d_v = tuple(scores_tile.shape[:-2]), scores_tile.shape[-2:], value_tile.shape[-1]
+    _check_shape("state_max", state_max, (*lead, Tq), scores_tile)
+    _check_shape("state_sum", state_sum, (*lead, Tq), scores_tile)
+    _check_shape("state_out", state_out, (*lead, Tq, d_v), scores_tile)
+    _check_shape("value_tile", value_tile, (*lead, n, d_v), scores_tile)
+    _check_finite_or_masked("scores_tile", scores_tile)
+    _check_finite_or_masked("state_max", state_max)
+    check(bool(((state_sum >= 0) & torch.isfinite(state_sum)).all()), lambda: "state_sum must be finite and >= 0 "
+          f"(a running sum of exponentials), got {state_sum.tolist()}")  # fmt: skip
+
+
+def _check_shape(name: str, x: torch.Tensor, want: tuple[int, ...], scores_tile: torch.Tensor) -> None:
+    check(tuple(x.shape) == want, lambda: f"{name} must be {want} for scores_tile {shape_of(scores_tile)} "
+          f"(..., Tq, n), got {shape_of(x)}")  # fmt: skip
+
+
+def _check_finite_or_masked(name: str, x: torch.Tensor) -> None:
+    check(not bool((torch.isposinf(x) | torch.isnan(x)).any()),
+          lambda: f"{name} must be finite or -inf (masked), got +inf or NaN (shape {shape_of(x)})")  # fmt: skip
+
+
+@checked(_online_softmax_update_args)
 def online_softmax_update(
     state_max: torch.Tensor,
     state_sum: torch.Tensor,
@@ -96,36 +130,11 @@ def online_softmax_update(
     state_max m and state_sum ℓ ``(..., Tq)``, state_out O ``(..., Tq, d_v)`` (unnormalised, as in
     FlashAttention-2: the output is ``O / ℓ`` after the last tile; FlashAttention's Alg. 1 line 12 divides by ℓ'
     at every step instead), scores_tile S ``(..., Tq, n)`` (``-inf`` = masked), value_tile V ``(..., n, d_v)``.
-    Rows that have seen only ``-inf`` keep m = -inf, ℓ = 0, O = 0 (no NaN). Checks its arguments, then runs the
-    kernel :func:`_online_softmax_update` (which the tile loop calls directly: :func:`tiled_attention` checks its
-    own arguments once).
+    Rows that have seen only ``-inf`` keep m = -inf, ℓ = 0, O = 0 (no NaN). Runs the kernel
+    :func:`_online_softmax_update`, which the tile loop calls directly (:func:`tiled_attention` checks its own
+    arguments once).
     """
-    _check_update(state_max, state_sum, state_out, scores_tile, value_tile)
     return _online_softmax_update(state_max, state_sum, state_out, scores_tile, value_tile)
-
-
-def _check_update(
-    state_max: object, state_sum: object, state_out: object, scores_tile: object, value_tile: object
-) -> None:
-    """The shapes :func:`online_softmax_update` documents, and values it can use: scores finite or -inf (masked),
-    m finite or -inf, ℓ finite and >= 0."""
-    for name, x, dims in (("state_max", state_max, 1), ("state_sum", state_sum, 1), ("state_out", state_out, 2),
-                          ("scores_tile", scores_tile, 2), ("value_tile", value_tile, 2)):  # fmt: skip
-        require_tensor(name, x, dims)
-    lead, Tq, n = scores_tile.shape[:-2], scores_tile.shape[-2], scores_tile.shape[-1]
-    want = {"state_max": (*lead, Tq), "state_sum": (*lead, Tq), "state_out": (*lead, Tq, value_tile.shape[-1]),
-            "value_tile": (*lead, n, value_tile.shape[-1])}  # fmt: skip
-    for name, x in (("state_max", state_max), ("state_sum", state_sum), ("state_out", state_out),
-                    ("value_tile", value_tile)):  # fmt: skip
-        if tuple(x.shape) != want[name]:
-            raise ValueError(
-                f"{name} must be {want[name]} for scores_tile {shape_of(scores_tile)} (..., Tq, n), got {shape_of(x)}"
-            )
-    for name, x in (("scores_tile", scores_tile), ("state_max", state_max)):
-        if bool((torch.isposinf(x) | torch.isnan(x)).any()):
-            raise ValueError(f"{name} must be finite or -inf (masked), got +inf or NaN (shape {shape_of(x)})")
-    if not bool(((state_sum >= 0) & torch.isfinite(state_sum)).all()):
-        raise ValueError(f"state_sum must be finite and >= 0 (a running sum of exponentials), got {state_sum.tolist()}")
 
 
 def _online_softmax_update(
@@ -397,6 +406,21 @@ def tiled_attention(
     return out.to(dtype), OnlineSoftmaxState(row_max, row_sum)
 
 
+def _tile_work_args(Tq: int, Tk: int, block_q: int, block_k: int, *, causal: bool = False, window: int | None = None,
+                    d_k: int | None = None, d_v: int | None = None) -> None:  # fmt: skip
+    check_positive_int("Tq", Tq)
+    check_positive_int("Tk", Tk)
+    check_positive_int("block_q", block_q)
+    check_positive_int("block_k", block_k)
+    _check_index_mask(causal, window)
+    if d_k is not None:
+        check_positive_int("d_k", d_k)
+    check(d_v is None or d_k is not None, lambda: f"d_v={d_v!r} given without d_k: give d_k (the FLOPs need both)")
+    if d_v is not None:
+        check_positive_int("d_v", d_v)
+
+
+@checked(_tile_work_args)
 def tile_work(
     Tq: int,
     Tk: int,
@@ -425,9 +449,7 @@ def tile_work(
     a causal window ``w`` with ``b`` dividing ``T``: ``Σ_i (min(i, ⌈(w - 1) / b⌉) + 1)``, about ``(T / b)(w / b
     + 1)``, linear in ``T``.
     """
-    Tq, Tk = check_positive_int("Tq", Tq), check_positive_int("Tk", Tk)
-    bq, bk = check_positive_int("block_q", block_q), check_positive_int("block_k", block_k)
-    _check_index_mask(causal, window)
+    Tq, Tk, bq, bk = int(Tq), int(Tk), int(block_q), int(block_k)
     tiles = scores = 0
     for i in range(0, Tq, bq):
         i1 = min(i + bq, Tq)
@@ -440,28 +462,29 @@ def tile_work(
         visible += max(0, hi - lo)
     work = {"tiles": tiles, "all_tiles": -(-Tq // bq) * -(-Tk // bk), "scores": scores, "visible": visible}
     if d_k is not None:
-        d_k = check_positive_int("d_k", d_k)
-        d_v = d_k if d_v is None else check_positive_int("d_v", d_v)
+        d_k, d_v = int(d_k), int(d_k if d_v is None else d_v)
         work["flops"] = 2 * scores * (d_k + d_v)
         work["backward_flops"] = 2 * scores * (3 * d_k + 2 * d_v)
-    elif d_v is not None:
-        raise ValueError(f"d_v={d_v!r} given without d_k: give d_k (the FLOPs need both)")
     return work
 
 
 # ------------------------------------------------------------------------------------------ teaching helpers
 
 
+def _online_softmax_trace_args(scores: torch.Tensor, block: int) -> None:
+    require_tensor("scores", scores, 1)
+    check(scores.dim() == 1, lambda: f"scores must be one row (T,), got shape {shape_of(scores)}")
+    check(not bool(torch.isposinf(scores).any() | torch.isnan(scores).any()),
+          lambda: f"scores must be finite or -inf (masked), got {scores.tolist()}")  # fmt: skip
+    check_positive_int("block", block)
+
+
+@checked(_online_softmax_trace_args)
 def online_softmax_trace(scores: torch.Tensor, block: int) -> list[TraceStep]:
     """The online softmax of one row of ``scores`` ``(T,)``, read ``block`` keys at a time (Milakov & Gimelshein
     2018, Alg. 3): after each tile, m, ℓ and the weights ``exp(s_j - m) / ℓ`` of every key seen so far. When a
     tile raises the maximum, the earlier weights shrink; the last step's weights are ``softmax(scores)``."""
-    require_tensor("scores", scores, 1)
-    if scores.dim() != 1:
-        raise ValueError(f"scores must be one row (T,), got shape {shape_of(scores)}")
-    if bool(torch.isposinf(scores).any() | torch.isnan(scores).any()):
-        raise ValueError(f"scores must be finite or -inf (masked), got {scores.tolist()}")
-    block = check_positive_int("block", block)
+    block = int(block)
     m, ell = scores.new_full((), _NEG_INF), scores.new_zeros(())
     no_out = scores.new_zeros(0)  # the trace follows m and ℓ only: O and V have zero columns
     steps = []
@@ -473,6 +496,15 @@ def online_softmax_trace(scores: torch.Tensor, block: int) -> list[TraceStep]:
     return steps
 
 
+def _hbm_traffic_args(T: int, d: int, block_q: int, block_k: int, bytes_per_float: int = 4) -> None:
+    check_positive_int("T", T)
+    check_positive_int("d", d)
+    check_positive_int("block_q", block_q)
+    check_positive_int("block_k", block_k)
+    check_positive_int("bytes_per_float", bytes_per_float)
+
+
+@checked(_hbm_traffic_args)
 def hbm_traffic(T: int, d: int, block_q: int, block_k: int, bytes_per_float: int = 4) -> dict[str, float]:
     """Bytes moved between slow (HBM) and fast (SRAM) memory by one head's attention forward pass, for Q, K, V
     and O of shape ``(T, d)``: the count behind Dao et al. 2022, Theorem 2, for both loop orders.
@@ -500,9 +532,7 @@ def hbm_traffic(T: int, d: int, block_q: int, block_k: int, bytes_per_float: int
     ``fast_memory``: the bytes one tile step needs in fast memory (Q_i, O_i, K_j, V_j, S_ij, m_i, ℓ_i): ``2
     block_q d + 2 block_k d + block_q block_k + 2 block_q``, the same for both loop orders.
     """
-    T, d = check_positive_int("T", T), check_positive_int("d", d)
-    bq, bk = check_positive_int("block_q", block_q), check_positive_int("block_k", block_k)
-    size = check_positive_int("bytes_per_float", bytes_per_float)
+    T, d, bq, bk, size = int(T), int(d), int(block_q), int(block_k), int(bytes_per_float)
     n_q, n_k = -(-T // bq), -(-T // bk)  # ⌈T / block_q⌉, ⌈T / block_k⌉
     standard = 4 * T * d + 4 * T * T
     flash1 = (T * d + 2 * T) + 2 * T * d + n_k * (3 * T * d + 4 * T)

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from attn._checks import check_dtype_of, check_float_tensor
+from attn._checks import check, check_choice, check_dtype_of, check_float_tensor, check_nonnegative_int, checked
 from attn.data.translation import ADJECTIVES, NOUNS, TEENS, TENS, UNITS, Batch, Pair
 from attn.seq2seq.model import Seq2Seq
 
@@ -24,8 +24,6 @@ def _scaled_source(model: Seq2Seq, scale: torch.Tensor | None, erase: str = "zer
     """Inside the block, source word i's embedding ``x_i`` becomes ``s_i x_i`` (``erase="zero"``) or
     ``s_i x_i + (1 - s_i) x̄`` with ``x̄`` the mean embedding of the source vocabulary (``erase="mean"``): a hook on the
     embedding."""
-    if erase not in ERASES:
-        raise ValueError(f"erase must be one of {ERASES}, got {erase!r}")
     if scale is None:
         yield
         return
@@ -42,12 +40,22 @@ def _scaled_source(model: Seq2Seq, scale: torch.Tensor | None, erase: str = "zer
         handle.remove()
 
 
-def _check_step(batch: Batch, step: torch.Tensor) -> None:
+def _step_args(batch: Batch, step: torch.Tensor) -> None:
     B, T = batch.target_out.shape
-    if not isinstance(step, torch.Tensor) or step.shape != (B,) or step.is_floating_point():
-        raise ValueError(f"step must be (B,) = ({B},) target positions, got {getattr(step, 'shape', step)!r}")
-    if (step < 0).any() or (step >= T).any():
-        raise ValueError(f"step must be target positions in [0, {T}), got {step.tolist()}")
+    check(isinstance(step, torch.Tensor) and step.shape == (B,) and not step.is_floating_point(),
+          lambda: f"step must be (B,) = ({B},) target positions, got {getattr(step, 'shape', step)!r}")  # fmt: skip
+    check(bool(((step >= 0) & (step < T)).all()),
+          lambda: f"step must be target positions in [0, {T}), got {step.tolist()}")  # fmt: skip
+
+
+def _word_probability_args(
+    model: Seq2Seq, batch: Batch, step: torch.Tensor, scale: torch.Tensor | None = None, erase: str = "zero"
+) -> None:
+    _step_args(batch, step)
+    if scale is not None:
+        check_float_tensor("scale", scale, tuple(batch.source.shape), "B, S", "one per source word")
+        check_dtype_of("scale", scale, model, "model")
+    check_choice("erase", erase, ERASES)
 
 
 def word_probability(
@@ -56,11 +64,7 @@ def word_probability(
     """``p(y_t | y_<t, x)`` ``(B,)`` of each row's reference word at ``step (B,)`` (teacher forcing), with source
     word i's embedding scaled by ``scale[:, i]`` (0 = erased: a zero vector, or with ``erase="mean"`` the mean
     embedding; the GRU reads every position either way)."""
-    _check_step(batch, step)
-    B, S = batch.source.shape
-    if scale is not None:
-        check_float_tensor("scale", scale, (B, S), "B, S", "one per source word")
-        check_dtype_of("scale", scale, model, "model")
+    _word_probability_args(model, batch, step, scale, erase)
     with _scaled_source(model, scale, erase):
         logits = model(batch.source, batch.source_lengths, batch.target_in).logits  # (B, T, V)
     rows = torch.arange(len(step), device=step.device)
@@ -73,7 +77,7 @@ def word_attention(model: Seq2Seq, batch: Batch, step: torch.Tensor) -> tuple[li
 
     A hook hands the decoder the context read again from the annotations with the very weights it returns
     (``c = Σ_j α_j h_j``, the same numbers), so that the probability depends on them through the tensor returned."""
-    _check_step(batch, step)
+    _step_args(batch, step)
     steps: list[torch.Tensor] = []
 
     def reread(module, args, out):
@@ -91,21 +95,24 @@ def word_attention(model: Seq2Seq, batch: Batch, step: torch.Tensor) -> tuple[li
     return steps, logits[rows, step].softmax(-1)[rows, batch.target_out[rows, step]]
 
 
+def _aligned_words_args(pairs: Sequence[Pair], batch: Batch, seed: int) -> None:
+    check(len(pairs) == len(batch.source), f"pairs has {len(pairs)} sentence pairs but the batch has "
+          f"{len(batch.source)} rows")  # fmt: skip
+    check_nonnegative_int("seed", seed)  # None would draw fresh entropy, silently: the words drawn repeat with it
+    for b, pair in enumerate(pairs):
+        check(any(j is not None for j in pair.alignment), f"pairs[{b}] has no target word with a true source word")
+
+
+@checked(_aligned_words_args)
 def aligned_words(pairs: Sequence[Pair], batch: Batch, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """One target word per pair, drawn among those with a true source word: ``step (B,)`` and ``truth (B, S)``
     marking that source word (the batch is ``encode_batch(pairs, ...)``)."""
     B, S = batch.source.shape
-    if len(pairs) != B:
-        raise ValueError(f"pairs has {len(pairs)} sentence pairs but the batch has {B} rows")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:  # None would draw fresh entropy, silently
-        raise ValueError(f"seed must be an int >= 0 (the words drawn repeat with it), got {seed!r}")
     rng = np.random.default_rng(seed)
     step = torch.zeros(B, dtype=torch.long, device=batch.source.device)
     truth = torch.zeros(B, S, dtype=torch.bool, device=batch.source.device)
     for b, pair in enumerate(pairs):
         aligned = [t for t, j in enumerate(pair.alignment) if j is not None]
-        if not aligned:
-            raise ValueError(f"pairs[{b}] has no target word with a true source word")
         step[b] = int(rng.choice(aligned))
         truth[b, pair.alignment[int(step[b])]] = True
     return step, truth
@@ -116,24 +123,26 @@ _NOUNS = {form for forms in NOUNS for form in forms[:2]}
 _NUMBERS = {en for en, _ in (*UNITS, *TEENS, *TENS)}
 
 
+def _dependencies_args(pairs: Sequence[Pair], step: torch.Tensor, S: int) -> None:
+    check(isinstance(step, torch.Tensor) and step.shape == (len(pairs),) and not step.is_floating_point(),
+          lambda: f"step must be ({len(pairs)},) target positions, one per pair, got "
+          f"{getattr(step, 'shape', step)}")  # fmt: skip
+    for b, pair in enumerate(pairs):
+        check(pair.alignment[int(step[b])] is not None, f"pairs[{b}]'s word {int(step[b])} has no true source word")
+        check(len(pair.source) <= S, f"pairs[{b}] has {len(pair.source)} source words, more than S = {S}")
+
+
+@checked(_dependencies_args)
 def dependencies(pairs: Sequence[Pair], step: torch.Tensor, S: int) -> tuple[torch.Tensor, list[str]]:
     """What the generator makes each chosen target word depend on: ``(B, S)`` bool marking its aligned source word
     and, for an article or an adjective (whose German form agrees with the noun's gender and number and, for an
     adjective, with the determiner: ``der große hund``, ``zwei große hunde``), its noun phrase's noun and determiner
     ("the" or the number's words); and each word's kind (:data:`WORD_KINDS`). The case (subject or object) that
     also sets the form is a matter of the words' order, which no source word marks."""
-    if not isinstance(step, torch.Tensor) or step.shape != (len(pairs),) or step.is_floating_point():
-        raise ValueError(
-            f"step must be ({len(pairs)},) target positions, one per pair, got {getattr(step, 'shape', step)}"
-        )
     marks = torch.zeros(len(pairs), S, dtype=torch.bool, device=step.device)
     kinds = []
     for b, pair in enumerate(pairs):
         j = pair.alignment[int(step[b])]
-        if j is None:
-            raise ValueError(f"pairs[{b}]'s word {int(step[b])} has no true source word")
-        if len(pair.source) > S:
-            raise ValueError(f"pairs[{b}] has {len(pair.source)} source words, more than S = {S}")
         words = pair.source
         marks[b, j] = True
         if words[j] != "the" and words[j] not in _ADJECTIVES:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attn._checks import check_positive_int
+from attn._checks import check, check_choice, check_positive_int, checked
 from attn.masks import padding_mask
 from attn.seq2seq.scores import SCORES, Attention
 
@@ -31,6 +31,12 @@ class Seq2SeqConfig:
     d_hidden: int = 64  # the decoder state; each encoder direction has d_hidden // 2
     d_attn: int = 64
     attention: str = "additive"
+
+    def __post_init__(self) -> None:
+        for name in ("source_vocab", "target_vocab", "d_embed", "d_hidden", "d_attn"):
+            check_positive_int(name, getattr(self, name))
+        check_choice("attention", self.attention, sorted(SCORES))
+        check(self.d_hidden % 2 == 0, f"d_hidden must be even (two encoder directions), got {self.d_hidden}")
 
 
 @dataclass
@@ -56,12 +62,6 @@ class Seq2Seq(nn.Module):
 
     def __init__(self, config: Seq2SeqConfig):
         super().__init__()
-        for name in ("source_vocab", "target_vocab", "d_embed", "d_hidden", "d_attn"):
-            check_positive_int(name, getattr(config, name))
-        if config.attention not in SCORES:
-            raise ValueError(f"attention must be one of {sorted(SCORES)}, got {config.attention!r}")
-        if config.d_hidden % 2:
-            raise ValueError(f"d_hidden must be even (two encoder directions), got {config.d_hidden}")
         self.config = config
         D, E = config.d_hidden, config.d_embed
         self.source_embedding = nn.Embedding(config.source_vocab, E, padding_idx=0)
@@ -73,12 +73,12 @@ class Seq2Seq(nn.Module):
         self.decoder = nn.GRUCell(E + D, D)  # s_i = f(s_{i-1}, y_{i-1}, c_i)
         self.output = nn.Linear(D + D + E, config.target_vocab)  # p(y_i | s_i, c_i, y_{i-1})
 
+    def _encode_args(self, source: torch.Tensor, source_lengths: torch.Tensor) -> None:
+        _source_args(source, source_lengths, self.config.source_vocab)
+
+    @checked(_encode_args)
     def encode(self, source: torch.Tensor, source_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Annotations ``h_j = [→h_j; ←h_j]`` ``(B, S, D)`` and the summary ``[→h_S; ←h_1]`` ``(B, D)``."""
-        _check_source(source, source_lengths, self.config.source_vocab)
-        return self._encode(source, source_lengths)
-
-    def _encode(self, source: torch.Tensor, source_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         B, S = source.shape
         packed = nn.utils.rnn.pack_padded_sequence(
             self.source_embedding(source), source_lengths.cpu(), batch_first=True, enforce_sorted=False
@@ -116,11 +116,14 @@ class Seq2Seq(nn.Module):
         is not an :class:`Attention` (a module of your own): it is then called as ``(state, annotations, mask)``."""
         return self.attention.precompute(annotations) if isinstance(self.attention, Attention) else None
 
+    def _forward_args(self, source: torch.Tensor, source_lengths: torch.Tensor, target_in: torch.Tensor) -> None:
+        _source_args(source, source_lengths, self.config.source_vocab)
+        _target_args(target_in, source.shape[0], self.config.target_vocab)
+
+    @checked(_forward_args)
     def forward(self, source: torch.Tensor, source_lengths: torch.Tensor, target_in: torch.Tensor) -> Seq2SeqOutput:
         """Teacher forcing: read the reference ``target_in`` ``(B, T)`` (starting with ``<bos>``)."""
-        _check_source(source, source_lengths, self.config.source_vocab)
-        _check_target(target_in, source.shape[0], self.config.target_vocab)
-        annotations, summary = self._encode(source, source_lengths)
+        annotations, summary = self.encode(source, source_lengths)
         mask = padding_mask(source_lengths, source.shape[1])  # (B, S)
         precomputed = self.precompute(annotations)
         state = torch.tanh(self.init_state(summary))
@@ -134,16 +137,20 @@ class Seq2Seq(nn.Module):
             alignments=None if self.attention is None else torch.stack(alignments, dim=1),  # (B, T, S)
         )
 
+    def _greedy_decode_args(
+        self, source: torch.Tensor, source_lengths: torch.Tensor, bos: int, eos: int, max_len: int = 30
+    ) -> None:
+        _token_args("bos", bos, self.config.target_vocab)
+        _token_args("eos", eos, self.config.target_vocab)
+        check_positive_int("max_len", max_len)
+        _source_args(source, source_lengths, self.config.source_vocab)
+
     @torch.no_grad()
+    @checked(_greedy_decode_args)
     def greedy_decode(
         self, source: torch.Tensor, source_lengths: torch.Tensor, bos: int, eos: int, max_len: int = 30
     ) -> Decoded:
         """Translate by taking the most likely word at each step until ``<eos>`` (or ``max_len`` steps)."""
-        V = self.config.target_vocab
-        for name, token in (("bos", bos), ("eos", eos)):
-            if isinstance(token, bool) or not isinstance(token, numbers.Integral) or not 0 <= token < V:
-                raise ValueError(f"{name} must be a token id in [0, {V}) (the target vocabulary), got {token!r}")
-        check_positive_int("max_len", max_len)
         annotations, summary = self.encode(source, source_lengths)
         mask = padding_mask(source_lengths, source.shape[1])
         precomputed = self.precompute(annotations)
@@ -171,35 +178,39 @@ class Seq2Seq(nn.Module):
         )
 
 
-def _check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size: int) -> None:
-    for name, x in (("source", source), ("source_lengths", source_lengths)):
-        if not isinstance(x, torch.Tensor):
-            raise ValueError(
-                f"{name} must be a torch.Tensor (attn.data.translation.encode_batch makes them), got {type(x).__name__}"
-            )
-    if source.dim() == 2 and source.shape[0] == 0:
-        raise ValueError(f"source is an empty batch (B = 0, shape {tuple(source.shape)}): give at least one sentence")
-    if source.dim() != 2 or source.dtype != torch.long:
-        raise ValueError(f"source must be a (B, S) tensor of token ids, got {source.dtype} {tuple(source.shape)}")
-    if source_lengths.shape != (source.shape[0],):
-        raise ValueError(
-            f"source_lengths must have shape (B,) = ({source.shape[0]},), got {tuple(source_lengths.shape)}"
-        )
-    if source.numel() and (int(source.min()) < 0 or int(source.max()) >= vocab_size):
-        raise ValueError(f"source ids must be in [0, {vocab_size}), got [{int(source.min())}, {int(source.max())}]")
-    if int(source_lengths.min()) < 1 or int(source_lengths.max()) > source.shape[1]:
-        raise ValueError(f"source_lengths must be in [1, {source.shape[1]}], got {source_lengths.tolist()}")
+def _source_args(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size: int) -> None:
+    _tensor_args("source", source)
+    _tensor_args("source_lengths", source_lengths)
+    check(source.dim() != 2 or source.shape[0] > 0,
+          f"source is an empty batch (B = 0, shape {tuple(source.shape)}): give at least one sentence")  # fmt: skip
+    check(source.dim() == 2 and source.dtype == torch.long,
+          f"source must be a (B, S) tensor of token ids, got {source.dtype} {tuple(source.shape)}")  # fmt: skip
+    check(source_lengths.shape == (source.shape[0],),
+          f"source_lengths must have shape (B,) = ({source.shape[0]},), got {tuple(source_lengths.shape)}")  # fmt: skip
+    _ids_args("source", source, vocab_size)
+    check(int(source_lengths.min()) >= 1 and int(source_lengths.max()) <= source.shape[1],
+          lambda: f"source_lengths must be in [1, {source.shape[1]}], got {source_lengths.tolist()}")  # fmt: skip
 
 
-def _check_target(target_in: torch.Tensor, B: int, vocab_size: int) -> None:
-    if not isinstance(target_in, torch.Tensor):
-        raise ValueError(f"target_in must be a torch.Tensor of token ids, got {type(target_in).__name__}")
-    if target_in.dim() != 2 or target_in.dtype != torch.long or target_in.shape[0] != B or target_in.shape[1] < 1:
-        raise ValueError(
-            f"target_in must be a (B, T) tensor of token ids with B={B} and T >= 1, "
-            f"got {target_in.dtype} {tuple(target_in.shape)}"
-        )
-    if int(target_in.min()) < 0 or int(target_in.max()) >= vocab_size:
-        raise ValueError(
-            f"target_in ids must be in [0, {vocab_size}), got [{int(target_in.min())}, {int(target_in.max())}]"
-        )
+def _tensor_args(name: str, x: object) -> None:
+    check(isinstance(x, torch.Tensor), lambda: f"{name} must be a torch.Tensor (attn.data.translation.encode_batch "
+          f"makes them), got {type(x).__name__}")  # fmt: skip
+
+
+def _target_args(target_in: torch.Tensor, B: int, vocab_size: int) -> None:
+    check(isinstance(target_in, torch.Tensor),
+          lambda: f"target_in must be a torch.Tensor of token ids, got {type(target_in).__name__}")  # fmt: skip
+    check(target_in.dim() == 2 and target_in.dtype == torch.long and target_in.shape[0] == B
+          and target_in.shape[1] >= 1, f"target_in must be a (B, T) tensor of token ids with B={B} and T >= 1, got "
+          f"{target_in.dtype} {tuple(target_in.shape)}")  # fmt: skip
+    _ids_args("target_in", target_in, vocab_size)
+
+
+def _ids_args(name: str, ids: torch.Tensor, vocab_size: int) -> None:
+    check(not ids.numel() or (int(ids.min()) >= 0 and int(ids.max()) < vocab_size),
+          lambda: f"{name} ids must be in [0, {vocab_size}), got [{int(ids.min())}, {int(ids.max())}]")  # fmt: skip
+
+
+def _token_args(name: str, token: int, vocab_size: int) -> None:
+    check(not isinstance(token, bool) and isinstance(token, numbers.Integral) and 0 <= token < vocab_size,
+          f"{name} must be a token id in [0, {vocab_size}) (the target vocabulary), got {token!r}")  # fmt: skip

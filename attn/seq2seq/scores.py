@@ -6,11 +6,11 @@ Masks follow :mod:`attn.masks`: ``True`` = may attend; padded source positions g
 from __future__ import annotations
 
 import math
-import numbers
 
 import torch
 from torch import nn
 
+from attn._checks import check, check_in_range, check_mask, check_same_dtype, check_shapes, checked, describe
 from attn.functional import attend, dot_product_scores
 
 __all__ = ["Attention", "AdditiveAttention", "DotAttention", "GeneralAttention", "BlurredAttention", "SCORES"]
@@ -28,6 +28,32 @@ class Attention(nn.Module):
         """Scores ``e`` ``(B, 1, Tk)`` of queries ``(B, 1, d_q)`` against the keys as ``precompute`` left them."""
         raise NotImplementedError(f"{type(self).__name__} must define score(query, keys)")
 
+    def _widths_args(self, query: torch.Tensor, keys: torch.Tensor) -> None:
+        """The widths of query and keys the score was built for (any, unless a subclass says otherwise)."""
+
+    def _forward_args(
+        self,
+        query: torch.Tensor,
+        keys: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        precomputed: torch.Tensor | None = None,
+    ) -> None:
+        check(isinstance(query, torch.Tensor) and isinstance(keys, torch.Tensor) and query.dim() == 2
+              and keys.dim() == 3 and query.shape[0] == keys.shape[0],
+              lambda: f"expected query (B, d_q) and keys (B, Tk, d_k) with the same B, got query {describe(query)} "
+              f"and keys {describe(keys)}")  # fmt: skip
+        check_shapes(query=(query, "B d_q"), keys=(keys, "B Tk d_k"))
+        check_same_dtype(query=query, keys=keys)
+        check(mask is None or isinstance(mask, torch.Tensor) and tuple(mask.shape) == tuple(keys.shape[:2]),
+              lambda: f"mask must have shape (B, Tk) = {tuple(keys.shape[:2])}, got {describe(mask)}")  # fmt: skip
+        if mask is not None:
+            check_mask(mask, tuple(keys.shape[:2]), keys.device)
+        check(precomputed is None or isinstance(precomputed, torch.Tensor) and precomputed.shape[:2] == keys.shape[:2],
+              lambda: f"precomputed must be self.precompute(keys), shape (B, Tk, ...) = {tuple(keys.shape[:2])} + ..., "
+              f"got {describe(precomputed)}")  # fmt: skip
+        self._widths_args(query, keys)
+
+    @checked(_forward_args)
     def forward(
         self,
         query: torch.Tensor,
@@ -37,32 +63,16 @@ class Attention(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """query ``(B, d_q)``, keys ``(B, Tk, d_k)``, mask ``(B, Tk)`` -> context ``(B, d_k)``, weights ``(B, Tk)``;
         ``precomputed`` is ``self.precompute(keys)``, computed here when not given."""
-        _check_query_keys(query, keys, mask)
         if precomputed is None:
             precomputed = self.precompute(keys)  # (B, Tk, ...)
-        elif precomputed.shape[:2] != keys.shape[:2]:
-            raise ValueError(
-                f"precomputed must be self.precompute(keys), shape (B, Tk, ...) = {tuple(keys.shape[:2])} + ..., "
-                f"got {tuple(precomputed.shape)}"
-            )
         scores = self.score(query[:, None, :], precomputed)  # (B, 1, Tk)
         context, weights = attend(scores, keys, None if mask is None else mask[:, None, :])
         return context.squeeze(1), weights.squeeze(1)  # (B, d_k), (B, Tk)
 
 
-def _check_query_keys(query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None) -> None:
-    if query.dim() != 2 or keys.dim() != 3 or query.shape[0] != keys.shape[0]:
-        raise ValueError(
-            f"expected query (B, d_q) and keys (B, Tk, d_k) with the same B, got query {tuple(query.shape)} "
-            f"and keys {tuple(keys.shape)}"
-        )
-    if mask is not None and tuple(mask.shape) != tuple(keys.shape[:2]):
-        raise ValueError(f"mask must have shape (B, Tk) = {tuple(keys.shape[:2])}, got {tuple(mask.shape)}")
-
-
-def _check_width(name: str, x: torch.Tensor, W: torch.Tensor, d_name: str) -> None:
-    if x.shape[-1] != W.shape[1]:
-        raise ValueError(f"{name} has width {x.shape[-1]}, but the attention was built for {d_name}={W.shape[1]}")
+def _width(name: str, x: torch.Tensor, size: int, d_name: str) -> None:
+    check(x.shape[-1] == size, lambda: f"{name} has width {x.shape[-1]}, but the attention was built for "
+          f"{d_name}={size}")  # fmt: skip
 
 
 def _init(*shape: int) -> nn.Parameter:
@@ -79,12 +89,19 @@ class AdditiveAttention(Attention):
         self.U_a = _init(d_attn, d_key)
         self.v_a = _init(d_attn)
 
+    def _precompute_args(self, keys: torch.Tensor) -> None:
+        check_shapes(keys=(keys, "... d_k"))
+        _width("keys", keys, self.U_a.shape[1], "d_key")
+
+    def _widths_args(self, query: torch.Tensor, keys: torch.Tensor) -> None:
+        self._precompute_args(keys)
+        _width("query", query, self.W_a.shape[1], "d_query")
+
+    @checked(_precompute_args)
     def precompute(self, keys: torch.Tensor) -> torch.Tensor:
-        _check_width("keys", keys, self.U_a, "d_key")
         return keys @ self.U_a.T  # U_a h_j (B, Tk, d_attn): the same at every step, "pre-computed" (App. A.1.2)
 
     def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        _check_width("query", query, self.W_a, "d_query")
         return (torch.tanh(query @ self.W_a.T + keys) @ self.v_a)[:, None, :]  # (B, 1, Tk)
 
 
@@ -96,8 +113,11 @@ class DotAttention(Attention):
 
     def __init__(self, d_query: int, d_key: int, d_attn: int | None = None):
         super().__init__()
-        if d_query != d_key:
-            raise ValueError(f"dot attention needs d_query == d_key, got d_query={d_query} and d_key={d_key}")
+        check(d_query == d_key, f"dot attention needs d_query == d_key, got d_query={d_query} and d_key={d_key}")
+
+    def _widths_args(self, query: torch.Tensor, keys: torch.Tensor) -> None:
+        check(query.shape[-1] == keys.shape[-1], f"dot attention needs query and keys of one width, got query "
+              f"{tuple(query.shape)} and keys {tuple(keys.shape)}")  # fmt: skip
 
     def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         return dot_product_scores(query, keys)  # (B, 1, Tk)
@@ -110,8 +130,16 @@ class GeneralAttention(Attention):
         super().__init__()
         self.W_a = _init(d_query, d_key)
 
+    def _precompute_args(self, keys: torch.Tensor) -> None:
+        check_shapes(keys=(keys, "... d_k"))
+        _width("keys", keys, self.W_a.shape[1], "d_key")
+
+    def _widths_args(self, query: torch.Tensor, keys: torch.Tensor) -> None:
+        self._precompute_args(keys)
+        _width("query", query, self.W_a.shape[0], "d_query")
+
+    @checked(_precompute_args)
     def precompute(self, keys: torch.Tensor) -> torch.Tensor:
-        _check_width("keys", keys, self.W_a, "d_key")
         return keys @ self.W_a.T  # W_a h_j (B, Tk, d_query), the same at every step
 
     def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
@@ -124,13 +152,12 @@ class BlurredAttention(Attention):
 
     An experiment at inference time: put it in place of a model's ``attention`` (``mix`` = 0 changes nothing,
     ``mix`` = 1 reads the plain average of the annotations at every step, wherever the learned weights looked).
+    Its arguments are checked by the attention it blends.
     """
 
     def __init__(self, attention: Attention, mix: float):
         super().__init__()
-        if isinstance(mix, bool) or not isinstance(mix, numbers.Real) or not 0 <= mix <= 1:
-            raise ValueError(f"mix must be a number in [0, 1], got {mix!r}")
-        self.attention, self.mix = attention, float(mix)
+        self.attention, self.mix = attention, check_in_range("mix", mix, 0, 1)
 
     def precompute(self, keys: torch.Tensor) -> torch.Tensor:
         return self.attention.precompute(keys)

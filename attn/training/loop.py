@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from attn._checks import check_nonnegative_int, check_positive_int, check_positive_number
+from attn._checks import check, check_nonnegative_int, check_positive_int, check_positive_number
 from attn.training.progress import progress_bar
 
 __all__ = ["seeded", "History", "fit", "build_seeded", "evaluating"]
@@ -40,18 +40,29 @@ class History:
     seconds: float = 0.0
 
 
-def _checkpoint_steps(every: object) -> Callable[[int], bool]:
+def _is_step(s: object) -> bool:
+    return isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 1
+
+
+def _checkpoint_steps(every: int | Collection[int]) -> Callable[[int], bool]:
     """Whether a step is a checkpoint: every ``every`` steps (a positive int), or the steps listed."""
-    if isinstance(every, numbers.Integral) and not isinstance(every, bool) and every >= 1:
+    if _is_step(every):
         return lambda step: step % every == 0
-    if (
-        isinstance(every, Collection)
-        and every
-        and all(isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 1 for s in every)
-    ):
-        listed = frozenset(every)
-        return lambda step: step in listed
-    raise ValueError(f"every must be a positive int or a collection of positive steps, got {every!r}")
+    listed = frozenset(every)
+    return lambda step: step in listed
+
+
+def _fit_args(steps: object, lr: object, clip: object, every: object, warmup: object, schedule: object) -> None:
+    """The settings of :func:`fit` (its model, loss and callbacks are the caller's code, run as they are)."""
+    check(_is_step(every) or isinstance(every, Collection) and every and all(map(_is_step, every)),
+          lambda: f"every must be a positive int or a collection of positive steps, got {every!r}")  # fmt: skip
+    check_positive_int("steps", steps)
+    check_positive_number("lr", lr)
+    check_positive_number("clip", clip)
+    check_nonnegative_int("warmup", warmup)
+    got = f"warmup={warmup} as well" if callable(schedule) else repr(schedule)
+    check(schedule is None or callable(schedule) and not warmup,
+          f"schedule must be a function of the step (from 1) that replaces warmup, got {got}")  # fmt: skip
 
 
 def fit(
@@ -80,13 +91,8 @@ def fit(
     be the steps themselves, e.g. ``(400, 1000)``. With ``stop_when``, training stops early at the first
     checkpoint whose dict it accepts (a goal reached).
     """
-    at = _checkpoint_steps(every)
-    check_positive_int("steps", steps)
-    lr, clip = check_positive_number("lr", lr), check_positive_number("clip", clip)
-    check_nonnegative_int("warmup", warmup)
-    if schedule is not None and (warmup or not callable(schedule)):
-        got = f"warmup={warmup} as well" if callable(schedule) else repr(schedule)
-        raise ValueError(f"schedule must be a function of the step (from 1) that replaces warmup, got {got}")
+    _fit_args(steps, lr, clip, every, warmup, schedule)
+    at, lr, clip = _checkpoint_steps(every), float(lr), float(clip)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
 
     def rate(i: int) -> float:  # LambdaLR counts the steps from 0
@@ -124,12 +130,11 @@ def build_seeded(model: nn.Module | Callable[[], nn.Module], seed: int) -> nn.Mo
     """``model`` itself, or the module the function ``model`` builds under :func:`seeded` ``(seed)``."""
     if isinstance(model, nn.Module):
         return model
-    if not callable(model):
-        raise ValueError(f"model must be a module or a function that builds one, got {model!r}")
+    check(callable(model), lambda: f"model must be a module or a function that builds one, got {model!r}")
     with seeded(seed):
         built = model()
-    if not isinstance(built, nn.Module):
-        raise ValueError(f"the function given as model must return a module, got {type(built).__name__}")
+    check(isinstance(built, nn.Module),
+          lambda: f"the function given as model must return a module, got {type(built).__name__}")  # fmt: skip
     return built
 
 

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from attn._checks import check_positive_int, check_positive_number
+from attn._checks import check, check_positive_int, check_positive_number, checked
 from attn.training.progress import progress_bar
 
 __all__ = ["Background", "dask_executor", "over_runs", "over_seeds"]
@@ -45,11 +45,9 @@ def _check_sendable(run: object) -> None:
     func = run
     while isinstance(func, partial):
         func = func.func
-    if getattr(func, "__module__", None) == "__main__":
-        raise ValueError(
-            f"{getattr(func, '__qualname__', func)!r} is defined in this notebook (or script), so a worker process "
-            "cannot load it: put it in a module and import it, or pass a functools.partial of a library function"
-        )
+    check(getattr(func, "__module__", None) != "__main__", lambda: f"{getattr(func, '__qualname__', func)!r} is "
+          "defined in this notebook (or script), so a worker process cannot load it: put it in a module and import "
+          "it, or pass a functools.partial of a library function")  # fmt: skip
     try:
         pickle.dumps(run)
     except Exception as error:
@@ -78,12 +76,17 @@ def scheduler_address(address: object) -> str:
     return address
 
 
+def _dask_executor_args(address: str, timeout: float = 5.0) -> None:
+    scheduler_address(address)
+    check_positive_number("timeout", timeout)
+
+
+@checked(_dask_executor_args)
 def dask_executor(address: str, timeout: float = 5.0) -> Executor:
     """A :class:`concurrent.futures.Executor` that runs on the Dask cluster whose scheduler is at ``address`` (e.g.
     ``tcp://10.0.0.5:8786``; start one with ``dask scheduler`` and ``dask worker ADDRESS --nthreads 1``). A
     ValueError, after ``timeout`` seconds, where no scheduler answers."""
-    address = scheduler_address(address)
-    timeout = check_positive_number("timeout", timeout)
+    timeout = float(timeout)
     try:
         from distributed import Client
     except ModuleNotFoundError:
@@ -99,8 +102,8 @@ def dask_executor(address: str, timeout: float = 5.0) -> Executor:
 
 
 def _check_executor(executor: object) -> Executor:
-    if not callable(getattr(executor, "submit", None)):
-        raise ValueError(f"executor must be a concurrent.futures.Executor (.submit), got {type(executor).__name__}")
+    check(callable(getattr(executor, "submit", None)),
+          f"executor must be a concurrent.futures.Executor (.submit), got {type(executor).__name__}")  # fmt: skip
     return executor
 
 
@@ -232,8 +235,8 @@ def over_seeds(
     :class:`concurrent.futures.Executor`, e.g. :func:`dask_executor`) the runs go there instead, ``jobs`` unused.
     """
     seeds = list(seeds)
-    if not seeds or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in seeds):
-        raise ValueError(f"seeds must be one or more ints, got {seeds!r}")
+    check(seeds and all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in seeds),
+          lambda: f"seeds must be one or more ints, got {seeds!r}")  # fmt: skip
     runs = [partial(run, seed=seed) for seed in seeds]
     return over_runs(runs, jobs=jobs, progress=progress, desc="seeds", executor=executor)
 
@@ -261,8 +264,7 @@ def over_runs(
     runs not started yet.
     """
     runs = list(runs)
-    if not runs or not all(callable(run) for run in runs):
-        raise ValueError(f"runs must be one or more callables, got {runs!r}")
+    check(runs and all(map(callable, runs)), lambda: f"runs must be one or more callables, got {runs!r}")
     bar = progress_bar(total=len(runs), desc=desc, show=progress)
     if executor is not None:
         return _on(_check_executor(executor), runs, bar)
@@ -320,8 +322,8 @@ class Background:
     """
 
     def __init__(self, runs: Mapping[Hashable, Callable[[], Any]], *, jobs: int | None = None):
-        if not isinstance(runs, Mapping) or not runs or not all(callable(r) for r in runs.values()):
-            raise ValueError(f"runs must be a non-empty dict of name -> callable, got {runs!r}")
+        check(isinstance(runs, Mapping) and runs and all(map(callable, runs.values())),
+              lambda: f"runs must be a non-empty dict of name -> callable, got {runs!r}")  # fmt: skip
         for run in runs.values():
             _check_sendable(run)
         size = _jobs(jobs, len(runs))

@@ -23,7 +23,7 @@ from functools import partial
 import torch
 from torch import nn
 
-from attn._checks import check_positive_int, check_tokens, shape_of
+from attn._checks import check, check_choice, check_positive_int, check_tokens, checked, describe
 from attn.blocks.layers import FeedForward, LayerNorm
 from attn.functional import scaled_dot_product_attention
 from attn.training import History
@@ -57,23 +57,17 @@ class TokenMixer(nn.Module):
         match_scaled_start: bool = False,
     ):
         super().__init__()
-        if kind not in MIXERS:
-            raise ValueError(f"kind must be one of {MIXERS}, got {kind!r}")
+        check_choice("kind", kind, MIXERS)
         self.kind, self.max_len = kind, check_positive_int("max_len", max_len)
-        d_model = check_positive_int("d_model", d_model)
-        self.d_model = d_model
-        if kernel_size is not None and kind != "conv":
-            raise ValueError(f"kernel_size is an option of the conv mixer, not of {kind!r}")
+        self.d_model = d_model = check_positive_int("d_model", d_model)
+        check(kernel_size is None or kind == "conv", f"kernel_size is an option of the conv mixer, not of {kind!r}")
         kernel_size = 2 * max_len - 1 if kernel_size is None else check_positive_int("kernel_size", kernel_size)
-        if kernel_size % 2 == 0:
-            raise ValueError(f"kernel_size must be odd (centred on the position), got {kernel_size}")
+        check(kernel_size % 2 == 1, f"kernel_size must be odd (centred on the position), got {kernel_size}")
         for name, flag in (("scaled", scaled), ("match_scaled_start", match_scaled_start)):
-            if not isinstance(flag, bool):
-                raise ValueError(f"{name} must be True or False, got {flag!r}")
-        if kind != "attention" and (d_k is not None or not scaled or match_scaled_start):
-            raise ValueError(f"d_k, scaled and match_scaled_start are options of the attention mixer, not of {kind!r}")
-        if scaled and match_scaled_start:
-            raise ValueError("match_scaled_start=True is for the unscaled mixer (scaled=False)")
+            check(isinstance(flag, bool), f"{name} must be True or False, got {flag!r}")
+        check(kind == "attention" or (d_k is None and scaled and not match_scaled_start),
+              f"d_k, scaled and match_scaled_start are options of the attention mixer, not of {kind!r}")  # fmt: skip
+        check(not (scaled and match_scaled_start), "match_scaled_start=True is for the unscaled mixer (scaled=False)")
         d_k = d_model if d_k is None else check_positive_int("d_k", d_k)
         self.scaled = scaled
         if kind in ("attention", "linear"):
@@ -92,28 +86,35 @@ class TokenMixer(nn.Module):
             self.rnn = nn.GRU(d_model, d_model, batch_first=True, bidirectional=True)
         self.W_o = nn.Linear(2 * d_model if kind == "recurrent" else d_model, d_model)
 
+    def _forward_args(self, x: torch.Tensor) -> None:
+        check(isinstance(x, torch.Tensor) and x.dim() == 3 and x.shape[-1] == self.d_model,
+              lambda: f"x must have shape (B, T, d_model={self.d_model}), got {describe(x)}")  # fmt: skip
+        self._check_length(x.shape[1])
+
+    def _mixing_args(self, x: torch.Tensor) -> None:
+        check(self.kind in ("attention", "linear"), lambda: f"the {self.kind!r} mixer has no (T, T) mixing matrix")
+        self._forward_args(x)
+
+    def _check_length(self, T: int, name: str = "x") -> None:
+        """A sequence of T positions fits the mixer (``max_len``), else a ValueError naming ``name``."""
+        check(T <= self.max_len, lambda: f"{name} has length T={T} but this mixer was built for max_len={self.max_len}")
+
+    @checked(_mixing_args)
     def mixing(self, x: torch.Tensor) -> torch.Tensor:
         """The ``(B, T, T)`` matrix that mixes positions for input ``x`` ``(B, T, d_model)``."""
         B, T, _ = x.shape
-        if T > self.max_len:
-            raise ValueError(f"x has length T={T} but this mixer was built for max_len={self.max_len}")
         if self.kind == "attention":
             scale = None if self.scaled else 1.0  # None: 1/√d_k
             return scaled_dot_product_attention(self.W_q(x), self.W_k(x), x, scale=scale)[1]  # (B, T, T)
         if self.kind == "linear":
             return self.W[:T, :T].expand(B, T, T)
-        raise ValueError(f"the {self.kind!r} mixer has no (T, T) mixing matrix")
 
+    @checked(_forward_args)
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``(B, T, d_model)`` -> the mixed ``(B, T, d_model)`` and the mixing matrix ``(B, T, T)`` (or ``None``)."""
-        if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
-            got = shape_of(x) if isinstance(x, torch.Tensor) else type(x).__name__
-            raise ValueError(f"x must have shape (B, T, d_model={self.d_model}), got {got}")
         if self.kind in ("attention", "linear"):
             W = self.mixing(x)  # (B, T, T)
             return self.W_o(W @ self.W_v(x)), W
-        if x.shape[1] > self.max_len:
-            raise ValueError(f"x has length T={x.shape[1]} but this mixer was built for max_len={self.max_len}")
         if self.kind == "conv":
             return self.W_o(self.conv(x.transpose(1, 2)).transpose(1, 2)), None  # (B, d, T) -> (B, T, d)
         states, _ = self.rnn(x)  # (B, T, 2 d_model): forward and backward
@@ -159,9 +160,13 @@ class MixerTagger(nn.Module):
         self.feed_forward = FeedForward(d_model, d_ff)
         self.out = nn.Linear(d_model, check_positive_int("num_labels", num_labels))
 
+    def _forward_args(self, tokens: torch.Tensor) -> None:
+        check_tokens("tokens", tokens, self.vocab_size)
+        self.mixer._check_length(tokens.shape[1], "tokens")
+
+    @checked(_forward_args)
     def forward(self, tokens: torch.Tensor) -> TaggerOutput:
         """ids ``(B, T)`` -> logits ``(B, T, num_labels)`` and the mixing matrix ``(B, T, T)`` (or ``None``)."""
-        check_tokens("tokens", tokens, self.vocab_size)
         x = self.embedding(tokens)  # (B, T, d_model)
         mixed, W = self.mixer(self.norm1(x))
         x = x + mixed

@@ -13,7 +13,19 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attn._checks import check_dropout, check_nonnegative_int, check_positive_int, check_tokens, shape_of
+from attn._checks import (
+    check,
+    check_choice,
+    check_dropout,
+    check_dtype_of,
+    check_nonnegative_int,
+    check_positive_int,
+    check_positive_ints,
+    check_tokens,
+    checked,
+    describe,
+    shape_of,
+)
 from attn._random import sample
 from attn.blocks.attention import KeyValue
 from attn.blocks.layers import Decoder, Encoder
@@ -81,30 +93,23 @@ class LanguageModelConfig:
         if self.window is not None:
             check_positive_int("window", self.window)
         if self.num_kv_heads is not None:
-            check_positive_int("num_kv_heads", self.num_kv_heads)
-            if self.num_heads % self.num_kv_heads:
-                raise ValueError(f"num_heads={self.num_heads} is not divisible by num_kv_heads={self.num_kv_heads}")
+            check(check_positive_int("num_kv_heads", self.num_kv_heads) and self.num_heads % self.num_kv_heads == 0,
+                  f"num_heads={self.num_heads} is not divisible by num_kv_heads={self.num_kv_heads}")  # fmt: skip
 
 
 def _check_config(config: TransformerConfig | LanguageModelConfig, vocabularies: tuple[str, ...]) -> None:
-    for name in (*vocabularies, "d_model", "num_heads", "num_layers", "max_len"):
-        check_positive_int(name, getattr(config, name))
-    if isinstance(config, LanguageModelConfig):
-        check_nonnegative_int("d_ff", config.d_ff)
-    else:
-        check_positive_int("d_ff", config.d_ff)
-    if config.d_model % config.num_heads:
-        raise ValueError(f"d_model={config.d_model} is not divisible by num_heads={config.num_heads}")
+    check_positive_ints(config, *vocabularies, "d_model", "num_heads", "num_layers", "max_len")
+    (check_nonnegative_int if isinstance(config, LanguageModelConfig) else check_positive_int)("d_ff", config.d_ff)
+    check(config.d_model % config.num_heads == 0,
+          f"d_model={config.d_model} is not divisible by num_heads={config.num_heads}")  # fmt: skip
     check_dropout(config.dropout)
-    if config.activation not in ("relu", "gelu"):
-        raise ValueError(f"activation must be 'relu' or 'gelu', got {config.activation!r}")
-    if config.positions not in POSITIONS:
-        raise ValueError(f"positions must be one of {POSITIONS}, got {config.positions!r}")
+    check(config.activation in ("relu", "gelu"), f"activation must be 'relu' or 'gelu', got {config.activation!r}")
+    check_choice("positions", config.positions, POSITIONS)
+    check(not isinstance(config.pad, bool) and isinstance(config.pad, numbers.Integral),
+          f"pad must be a token id (int), got {config.pad!r}")  # fmt: skip
     for name in vocabularies:
-        if isinstance(config.pad, bool) or not isinstance(config.pad, numbers.Integral):
-            raise ValueError(f"pad must be a token id (int), got {config.pad!r}")
-        if not 0 <= config.pad < getattr(config, name):
-            raise ValueError(f"pad={config.pad} is not an id of a vocabulary of {name}={getattr(config, name)}")
+        check(0 <= config.pad < getattr(config, name),
+              f"pad={config.pad} is not an id of a vocabulary of {name}={getattr(config, name)}")  # fmt: skip
 
 
 class Embedding(nn.Module):
@@ -122,9 +127,14 @@ class Embedding(nn.Module):
             self.positions = self.positions(d_model, max_len)
         self.dropout = nn.Dropout(dropout)
 
+    def _forward_args(self, tokens: torch.Tensor, name: str = "tokens", start: int = 0) -> None:
+        check_tokens(name, tokens, self.vocab_size)
+        if self.positions is not None:
+            self.positions.check_span(tokens.shape[1], start)
+
+    @checked(_forward_args)
     def forward(self, tokens: torch.Tensor, name: str = "tokens", start: int = 0) -> torch.Tensor:
         """``start``: the position of the first token (incremental decoding reads tokens after ``start`` others)."""
-        check_tokens(name, tokens, self.vocab_size)
         x = self.tokens(tokens) * math.sqrt(self.d_model)  # (B, T, d_model)
         if self.positions is not None:
             x = self.positions(x, start)
@@ -191,61 +201,81 @@ class Transformer(nn.Module):
         """``(B, T)`` ids -> ``(B, 1, T, T)``: position i may attend to real tokens j <= i."""
         return causal_mask(target.shape[1], device=target.device) & (target != self.config.pad)[:, None, None, :]
 
+    # ------------------------------------------------------------------------------------- the checks at each door
+
+    def _encode_args(self, source: torch.Tensor, need_weights: bool = True) -> None:
+        Embedding.forward.check(self.source_embedding, source, "source")
+
+    def _decode_args(
+        self, target: torch.Tensor, memory: torch.Tensor, source: torch.Tensor, need_weights: bool = True
+    ) -> None:
+        Embedding.forward.check(self.target_embedding, target, "target")
+        d_model = self.config.d_model
+        check(isinstance(memory, torch.Tensor) and memory.dim() == 3 and memory.shape[-1] == d_model,
+              lambda: f"memory must have shape (B, S, d_model={d_model}), got {describe(memory)}")  # fmt: skip
+        check(target.shape[0] == memory.shape[0], lambda: f"target {shape_of(target)} and memory "
+              f"{shape_of(memory)} must have the same batch size")  # fmt: skip
+        check(isinstance(source, torch.Tensor) and source.shape == memory.shape[:2],
+              lambda: f"source must be the ids (B, S) = {tuple(memory.shape[:2])} that memory encodes, got "
+              f"{describe(source)}")  # fmt: skip
+        check_dtype_of("memory", memory, self)
+
+    def _forward_args(self, source: torch.Tensor, target: torch.Tensor, need_weights: bool = True) -> None:
+        Embedding.forward.check(self.source_embedding, source, "source")
+        Embedding.forward.check(self.target_embedding, target, "target")
+        check(source.shape[0] == target.shape[0], lambda: f"source {shape_of(source)} and target "
+              f"{shape_of(target)} must have the same batch size")  # fmt: skip
+
+    def check_decoding(self, source: torch.Tensor, bos: int, eos: int, max_len: int | None = None) -> None:
+        """The arguments of a decoder (:meth:`greedy_decode`, beam search): a ValueError naming a bad one."""
+        check_tokens("source", source, self.config.source_vocab)
+        check(source.shape[0] > 0, lambda: f"source must hold at least one sentence, got shape {tuple(source.shape)}")
+        max_len = check_positive_int("max_len", self.config.max_len if max_len is None else max_len)
+        check(max_len <= self.config.max_len or self.config.positions == "none", lambda: f"max_len={max_len} is "
+              f"longer than the model's positional table (max_len={self.config.max_len})")  # fmt: skip
+        self._check_token_id("bos", bos)
+        self._check_token_id("eos", eos)
+
+    def _check_token_id(self, name: str, token: object) -> None:
+        V = self.config.target_vocab
+        check(not isinstance(token, bool) and isinstance(token, numbers.Integral) and 0 <= token < V,
+              lambda: f"{name} must be a target token id below {V}, got {token!r}")  # fmt: skip
+
+    # ------------------------------------------------------------------------------------------------ the equations
+
+    @checked(_encode_args)
     def encode(
         self, source: torch.Tensor, need_weights: bool = True
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
         """source ids ``(B, S)`` -> memory ``(B, S, d_model)`` and the encoder's self-attention per layer."""
         return self.encoder(self.source_embedding(source, "source"), self.source_mask(source), need_weights)
 
+    @checked(_decode_args)
     def decode(
         self, target: torch.Tensor, memory: torch.Tensor, source: torch.Tensor, need_weights: bool = True
     ) -> TransformerOutput:
         """Decoder input ids ``(B, T)`` (starting with ``<bos>``) and the memory of ``source`` -> logits
         ``(B, T, V)`` for the next token at every position, with the decoder's attention (no encoder part)."""
-        if target.shape[0] != memory.shape[0]:
-            raise ValueError(f"target {shape_of(target)} and memory {shape_of(memory)} must have the same batch size")
         x = self.target_embedding(target, "target")
         x, self_weights, cross_weights = self.decoder(
             x, memory, self.target_mask(target), self.source_mask(source), need_weights
         )
         return TransformerOutput(self.out(x), None, self_weights, cross_weights)
 
+    @checked(_forward_args)
     def forward(self, source: torch.Tensor, target: torch.Tensor, need_weights: bool = True) -> TransformerOutput:
         """source ids ``(B, S)``, decoder input ids ``(B, T)`` -> :class:`TransformerOutput`."""
-        for name, tokens in (("source", source), ("target", target)):
-            if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
-                check_tokens(name, tokens, 1)  # raises, naming the argument
-        if source.shape[0] != target.shape[0]:
-            raise ValueError(f"source {shape_of(source)} and target {shape_of(target)} must have the same batch size")
         memory, encoder_weights = self.encode(source, need_weights)
         decoded = self.decode(target, memory, source, need_weights)
         decoded.encoder_attention = encoder_weights
         return decoded
 
-    def check_decoding(self, source: torch.Tensor, bos: int, eos: int, max_len: int | None) -> int:
-        """The arguments of a decoder (:meth:`greedy_decode`, beam search), checked: ``max_len`` or its default."""
-        check_tokens("source", source, self.config.source_vocab)
-        if source.shape[0] == 0:
-            raise ValueError(f"source must hold at least one sentence, got shape {tuple(source.shape)}")
-        max_len = check_positive_int("max_len", self.config.max_len if max_len is None else max_len)
-        if max_len > self.config.max_len and self.config.positions != "none":
-            raise ValueError(
-                f"max_len={max_len} is longer than the model's positional table (max_len={self.config.max_len})"
-            )
-        for name, token in (("bos", bos), ("eos", eos)):
-            if (
-                isinstance(token, bool)
-                or not isinstance(token, numbers.Integral)
-                or not 0 <= token < self.config.target_vocab
-            ):
-                raise ValueError(f"{name} must be a target token id below {self.config.target_vocab}, got {token!r}")
-        return max_len
-
     @torch.no_grad()
+    @checked(check_decoding)
     def greedy_decode(self, source: torch.Tensor, bos: int, eos: int, max_len: int | None = None) -> torch.Tensor:
         """Decode one token at a time, always the most likely: ids ``(B, ≤ max_len)``; after ``<eos>`` comes padding
         (a sentence that has ended leaves the decoder's batch)."""
-        max_len = self.check_decoding(source, bos, eos, max_len)
+        max_len = self.config.max_len if max_len is None else max_len
         was_training = self.training
         self.eval()  # no dropout: decoding is deterministic
         memory, _ = self.encode(source, need_weights=False)
@@ -288,11 +318,48 @@ class LanguageModel(nn.Module):
             return keep & sliding_window_mask(T, window, causal=self.config.causal, device=tokens.device)
         return keep & causal_mask(T, device=tokens.device) if self.config.causal else keep
 
+    # ------------------------------------------------------------------------------------- the checks at each door
+
+    def _forward_args(self, tokens: torch.Tensor, need_weights: bool = True) -> None:
+        Embedding.forward.check(self.embedding, tokens)
+
+    def _extend_args(self, tokens: torch.Tensor, cache: KeyValueCache | None = None, need_weights: bool = True) -> None:
+        check(self.config.causal, "extend needs a causal model (config.causal=True)")
+        check_tokens("tokens", tokens, self.config.vocab_size)
+        check(cache is None or isinstance(cache, KeyValueCache),
+              lambda: f"cache must be a KeyValueCache (or None), got {type(cache).__name__}")  # fmt: skip
+        if cache is not None:
+            check(cache.tokens.shape[0] == tokens.shape[0], lambda: f"tokens {shape_of(tokens)} and cache.tokens "
+                  f"{shape_of(cache.tokens)} differ in batch size")  # fmt: skip
+            self.layers.check_past(cache.layers, tokens.shape[0])
+        cached, new = 0 if cache is None else len(cache), tokens.shape[1]
+        check(self.config.positions == "none" or cached + new <= self.config.max_len,
+              lambda: f"{cached} cached and {new} new tokens need {cached + new} positions but the model has "
+              f"max_len={self.config.max_len}")  # fmt: skip
+
+    def _generate_args(self, prompt: torch.Tensor, steps: int, temperature: float = 0.0,
+                       generator: torch.Generator | None = None, cache: bool = False) -> None:  # fmt: skip
+        check(self.config.causal, "generate needs a causal model (config.causal=True)")
+        check_tokens("prompt", prompt, self.config.vocab_size)
+        check_positive_int("steps", steps)
+        number = not isinstance(temperature, bool) and isinstance(temperature, numbers.Real)
+        check(number and 0 <= temperature < math.inf,
+              lambda: f"temperature must be a finite number >= 0 (0: greedy), got {temperature!r}")  # fmt: skip
+        check(isinstance(cache, bool), lambda: f"cache must be True or False, got {cache!r}")
+        T = prompt.shape[1] + steps - 1  # the last token is never read back
+        check(self.config.positions == "none" or T <= self.config.max_len,
+              lambda: f"a prompt of length {prompt.shape[1]} and steps={steps} need {T} positions but the model has "
+              f"max_len={self.config.max_len}")  # fmt: skip
+
+    # ------------------------------------------------------------------------------------------------ the equations
+
+    @checked(_forward_args)
     def forward(self, tokens: torch.Tensor, need_weights: bool = True) -> LanguageModelOutput:
         """ids ``(B, T)`` -> :class:`LanguageModelOutput` with logits ``(B, T, V)``."""
         x, attention = self.layers(self.embedding(tokens), self.mask(tokens), need_weights)
         return LanguageModelOutput(self.out(x), attention)
 
+    @checked(_extend_args)
     def extend(
         self, tokens: torch.Tensor, cache: KeyValueCache | None = None, need_weights: bool = True
     ) -> tuple[LanguageModelOutput, KeyValueCache]:
@@ -300,21 +367,9 @@ class LanguageModel(nn.Module):
         if None) -> the rows of ``forward(all ids)`` for the new positions, logits ``(B, Tn, V)`` and per layer
         attention ``(B, H, Tn, T)`` with T = T' + Tn, and the cache that reads on from there. Earlier tokens are
         not re-read: each layer attends from the new positions to its cached keys and values."""
-        if not self.config.causal:
-            raise ValueError("extend needs a causal model (config.causal=True)")
-        check_tokens("tokens", tokens, self.config.vocab_size)
-        if cache is not None and not isinstance(cache, KeyValueCache):
-            raise ValueError(f"cache must be a KeyValueCache (or None), got {type(cache).__name__}")
-        if cache is not None and cache.tokens.shape[0] != tokens.shape[0]:
-            raise ValueError(
-                f"tokens {shape_of(tokens)} and cache.tokens {shape_of(cache.tokens)} differ in batch size"
-            )
         start = 0 if cache is None else len(cache)
         seen = tokens if cache is None else torch.cat([cache.tokens, tokens], dim=1)  # (B, T)
         T = seen.shape[1]
-        if self.config.positions != "none" and T > self.config.max_len:
-            raise ValueError(f"{start} cached and {tokens.shape[1]} new tokens need {T} positions "
-                             f"but the model has max_len={self.config.max_len}")  # fmt: skip
         new = torch.arange(start, T, device=tokens.device)[:, None]  # (Tn, 1): the positions of the new tokens
         keys = torch.arange(T, device=tokens.device)[None, :]  # (1, T)
         causal = keys <= new  # (Tn, T): the rows start.. of causal_mask(T)
@@ -326,6 +381,7 @@ class LanguageModel(nn.Module):
         return LanguageModelOutput(self.out(x), attention), KeyValueCache(seen, layers)
 
     @torch.no_grad()
+    @checked(_generate_args)
     def generate(
         self,
         prompt: torch.Tensor,
@@ -339,23 +395,6 @@ class LanguageModel(nn.Module):
         ``cache=True`` reads each new token once (:meth:`extend`, a key/value cache) instead of re-reading the
         whole prefix at every step: the same logits up to float rounding, O(T) instead of O(T²) per token (off by
         default, so that what the chapters saved is reproduced bit for bit)."""
-        if not self.config.causal:
-            raise ValueError("generate needs a causal model (config.causal=True)")
-        check_tokens("prompt", prompt, self.config.vocab_size)
-        steps = check_positive_int("steps", steps)
-        if (
-            isinstance(temperature, bool)
-            or not isinstance(temperature, numbers.Real)
-            or not 0 <= temperature < math.inf
-        ):
-            raise ValueError(f"temperature must be a finite number >= 0 (0: greedy), got {temperature!r}")
-        if not isinstance(cache, bool):
-            raise ValueError(f"cache must be True or False, got {cache!r}")
-        if self.config.positions != "none" and prompt.shape[1] + steps - 1 > self.config.max_len:
-            raise ValueError(
-                f"a prompt of length {prompt.shape[1]} and steps={steps} need {prompt.shape[1] + steps - 1} positions "
-                f"but the model has max_len={self.config.max_len}"
-            )
         was_training = self.training
         self.eval()  # no dropout while writing
         tokens, past = prompt, None

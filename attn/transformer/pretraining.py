@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from attn._checks import check_positive_int, check_tokens, shape_of
+from attn._checks import check, check_choice, check_positive_int, check_tokens, checked, describe
 from attn._random import uniform
 from attn.blocks.attention import KeyValue
 from attn.data.language import mask_tokens
@@ -32,6 +32,21 @@ __all__ = [
 OBJECTIVES = ("next", "one", "masked")
 
 
+def _language_model_batch_args(
+    tokens: torch.Tensor,
+    objective: str,
+    mask: int | None = None,
+    vocab_size: int | None = None,
+    generator: torch.Generator | None = None,
+) -> None:
+    check_choice("objective", objective, OBJECTIVES)
+    if objective == "masked":
+        check(mask is not None and vocab_size is not None,
+              "the masked objective needs the id of the mask token and the vocabulary size")  # fmt: skip
+        mask_tokens.check(tokens, mask, vocab_size, generator=generator)
+
+
+@checked(_language_model_batch_args)
 def language_model_batch(
     tokens: torch.Tensor,
     objective: str,
@@ -46,11 +61,7 @@ def language_model_batch(
     - ``"masked"``: BERT's masked LM (:func:`attn.data.language.mask_tokens`: ``mask`` is the id of
       ``<mask>``, random replacements are drawn below ``vocab_size``).
     """
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
     if objective == "masked":
-        if mask is None or vocab_size is None:
-            raise ValueError("the masked objective needs the id of the mask token and the vocabulary size")
         return mask_tokens(tokens, mask, vocab_size, generator=generator)
     inputs, labels = tokens[:, :-1], tokens[:, 1:].masked_fill(tokens[:, 1:] == 0, IGNORE)  # (B, T-1) each
     if objective == "one":
@@ -65,8 +76,8 @@ def language_model_batch(
 
 def _check_objective(model: LanguageModel, objective: str) -> None:
     """Next-token objectives need a causal model: a bidirectional one would see the token it predicts."""
-    if objective in ("next", "one") and not model.config.causal:
-        raise ValueError(f"objective {objective!r} needs a causal model (config.causal=True); use 'masked'")
+    check(objective not in ("next", "one") or model.config.causal,
+          lambda: f"objective {objective!r} needs a causal model (config.causal=True); use 'masked'")  # fmt: skip
 
 
 def token_losses(model: LanguageModel, tokens: torch.Tensor) -> torch.Tensor:
@@ -117,7 +128,7 @@ def train_language_model(
     built = not isinstance(model, nn.Module)
     model = build_seeded(model, seed)
     _check_objective(model, objective)
-    language_model_batch(tokens[:1], objective, mask, model.config.vocab_size, torch.Generator())  # check arguments
+    language_model_batch.check(tokens, objective, mask, model.config.vocab_size)
     rng = np.random.default_rng(seed)
     g = torch.Generator().manual_seed(seed)
     loss_of = nn.CrossEntropyLoss(ignore_index=IGNORE)
@@ -153,8 +164,7 @@ def fill_in(model: LanguageModel, tokens: torch.Tensor, mask: int | None = None)
     """The model's guess for every word of ``tokens (N, T)`` when that word is blanked out: ``(N, T)`` ids
     (-100 at padding and ``<bos>``). A causal model guesses from the words on the left (one forward pass); a
     bidirectional one sees the sentence with that one word replaced by ``mask`` (one pass per position)."""
-    if not model.config.causal and mask is None:
-        raise ValueError("a bidirectional model needs the id of the mask token (mask=...)")
+    check(model.config.causal or mask is not None, "a bidirectional model needs the id of the mask token (mask=...)")
     guesses = torch.full_like(tokens, IGNORE)
     with evaluating(model):
         if model.config.causal:
@@ -165,6 +175,20 @@ def fill_in(model: LanguageModel, tokens: torch.Tensor, mask: int | None = None)
                 blanked[:, t] = mask
                 guesses[:, t] = model(blanked, need_weights=False).logits[:, t].argmax(-1)
     return guesses.masked_fill(tokens == 0, IGNORE)
+
+
+def _fill_in_by_likelihood_args(
+    model: LanguageModel, tokens: torch.Tensor, candidates: torch.Tensor, batch_size: int = 1024
+) -> None:
+    check(model.config.causal, "fill_in_by_likelihood needs a causal model (config.causal=True); use fill_in for BERT")
+    check_tokens("tokens", tokens, model.config.vocab_size)
+    check(isinstance(candidates, torch.Tensor) and candidates.dim() == 1 and len(candidates) > 0,
+          lambda: f"candidates must be a non-empty (C,) tensor of token ids, got {describe(candidates)}")  # fmt: skip
+    check_tokens("candidates", candidates[None], model.config.vocab_size)
+    pad = model.config.pad
+    check(not bool((candidates == pad).any()),
+          lambda: f"candidates must not hold the padding id {pad}: it would blank the word out")  # fmt: skip
+    check_positive_int("batch_size", batch_size)
 
 
 def fill_in_by_likelihood(
@@ -180,17 +204,8 @@ def fill_in_by_likelihood(
     :func:`fill_in` needs one pass; this needs one per candidate and position. The prefix left of the blank is
     read once (its keys and values are cached, :meth:`LanguageModel.extend`) and only the candidate and the words
     after it are read per candidate, ``batch_size`` sentences at a time."""
-    if not model.config.causal:
-        raise ValueError("fill_in_by_likelihood needs a causal model (config.causal=True); use fill_in for BERT")
-    V, pad = model.config.vocab_size, model.config.pad
-    check_tokens("tokens", tokens, V)
-    if not isinstance(candidates, torch.Tensor) or candidates.dim() != 1 or not len(candidates):
-        got = shape_of(candidates) if isinstance(candidates, torch.Tensor) else type(candidates).__name__
-        raise ValueError(f"candidates must be a non-empty (C,) tensor of token ids, got {got}")
-    check_tokens("candidates", candidates[None], V)
-    if bool((candidates == pad).any()):
-        raise ValueError(f"candidates must not hold the padding id {pad}: it would blank the word out")
-    check_positive_int("batch_size", batch_size)
+    _fill_in_by_likelihood_args(model, tokens, candidates, batch_size)  # the model is the caller's: no @checked
+    pad = model.config.pad
     N, T = tokens.shape
     C = len(candidates)
     candidates = candidates.to(device=tokens.device, dtype=torch.long)

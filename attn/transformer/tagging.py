@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from attn._checks import check
 from attn.training import History, build_seeded, fit, seeded
 
 __all__ = ["tagging_accuracy", "train_tagger"]
@@ -53,10 +54,10 @@ def train_tagger(
     ``goal``, training stops at the first checkpoint whose accuracy reaches it (its ``"step"`` says when), so
     ``steps`` is the most it may take; a run that ends without reaching the goal has trained all ``steps``.
     """
-    if inputs.shape != labels.shape or inputs.dim() != 2:
-        raise ValueError(f"inputs and labels must both be (N, T), got {tuple(inputs.shape)} and {tuple(labels.shape)}")
-    if goal is not None and (valid is None or isinstance(goal, bool) or not isinstance(goal, numbers.Real)):
-        raise ValueError(f"goal must be a number with valid=(inputs, labels) to measure it on, got goal={goal!r}")
+    check(inputs.shape == labels.shape and inputs.dim() == 2, lambda: "inputs and labels must both be (N, T), got "
+          f"{tuple(inputs.shape)} and {tuple(labels.shape)}")  # fmt: skip
+    check(goal is None or (valid is not None and not isinstance(goal, bool) and isinstance(goal, numbers.Real)),
+          lambda: f"goal must be a number with valid=(inputs, labels) to measure it on, got goal={goal!r}")  # fmt: skip
     built = not isinstance(model, nn.Module)
     model = build_seeded(model, seed)
     rng = np.random.default_rng(seed)

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from attn._checks import check
 from attn.data.translation import (
     Batch,
     Corpus,
@@ -72,12 +73,9 @@ def train_transformer(
     At each checkpoint the history stores the ``watch`` pairs' cross-attention per layer (``"cross_attention"``)
     and the exact match on the ``valid`` pairs (``"exact_match"``), if given.
     """
-    if (
-        isinstance(label_smoothing, bool)
-        or not isinstance(label_smoothing, numbers.Real)
-        or not 0 <= label_smoothing < 1
-    ):
-        raise ValueError(f"label_smoothing must be a number in [0, 1), got {label_smoothing!r}")
+    number = not isinstance(label_smoothing, bool) and isinstance(label_smoothing, numbers.Real)
+    check(number and 0 <= label_smoothing < 1,
+          lambda: f"label_smoothing must be a number in [0, 1), got {label_smoothing!r}")  # fmt: skip
     config = TransformerConfig(len(corpus.source_vocab), len(corpus.target_vocab), pad=corpus.target_vocab.pad, **sizes)
     with seeded(seed):
         model = Transformer(config)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attn._checks import check_positive_int
+from attn._checks import check, check_positive_int
 from attn.data.translation import Translation, sentence_words
 from attn.data.vocab import Vocab
 from attn.transformer.models import LanguageModel, Transformer
@@ -38,14 +38,17 @@ def length_penalty_of(length: torch.Tensor, alpha: float) -> torch.Tensor:
     return ((5.0 + length) / 6.0) ** alpha
 
 
-def _check_length_penalty(length_penalty: object) -> float:
-    if (
-        isinstance(length_penalty, bool)
-        or not isinstance(length_penalty, numbers.Real)
-        or not 0 <= length_penalty < math.inf
-    ):
-        raise ValueError(f"length_penalty must be a finite number >= 0, got {length_penalty!r}")
-    return float(length_penalty)
+def _check_length_penalty(length_penalty: object) -> None:
+    number = not isinstance(length_penalty, bool) and isinstance(length_penalty, numbers.Real)
+    check(number and 0 <= length_penalty < math.inf,
+          lambda: f"length_penalty must be a finite number >= 0, got {length_penalty!r}")  # fmt: skip
+
+
+def _beam_search_args(model: Transformer, source: torch.Tensor, bos: int, eos: int, beam: int = 4,
+                      max_len: int | None = None, length_penalty: float = 0.0) -> None:  # fmt: skip
+    model.check_decoding(source, bos, eos, max_len)
+    check_positive_int("beam", beam)
+    _check_length_penalty(length_penalty)
 
 
 @torch.no_grad()
@@ -68,9 +71,9 @@ def beam_search(
     (:func:`length_penalty_of`, α = ``length_penalty``; 0: the log-probability itself). ``beam=1`` is greedy
     decoding. The hypotheses of every sentence not yet done go through the decoder together, ``(≤ B · beam, t)`` ids
     per step. Arguments as :meth:`~attn.transformer.Transformer.greedy_decode` -> :class:`BeamSearchOutput`."""
-    max_len = model.check_decoding(source, bos, eos, max_len)
-    k = check_positive_int("beam", beam)
-    alpha = _check_length_penalty(length_penalty)
+    _beam_search_args(model, source, bos, eos, beam, max_len, length_penalty)  # the model is the caller's: no @checked
+    max_len = model.config.max_len if max_len is None else max_len
+    k, alpha = int(beam), float(length_penalty)
     was_training = model.training
     model.eval()  # no dropout: decoding is deterministic
     B, V, pad, device = source.shape[0], model.config.target_vocab, model.config.pad, source.device
@@ -142,7 +145,8 @@ def translate(
     layer's cross-attention averaged over heads, read while the model re-reads its own translation. Unknown
     words become ``<unk>`` (and are listed); empty or over-long input raises a ``ValueError`` that says so."""
     words = sentence_words(sentence, max_words)
-    beam, length_penalty = check_positive_int("beam", beam), _check_length_penalty(length_penalty)
+    check_positive_int("beam", beam)
+    _check_length_penalty(length_penalty)
     device = next(model.parameters()).device  # the words go where the model is
     source = torch.tensor([source_vocab.encode(words, eos=True)], device=device)  # (1, S)
     model.eval()
@@ -178,12 +182,13 @@ def sample_sentences(
     drawn from ``softmax(logits / temperature)`` (0: greedy) with a generator seeded by ``seed``; a sentence
     ends at ``<eos>`` or after ``max_words`` tokens, and shows every token drawn (a special one by its name).
     ``cache=True`` writes with a key/value cache (:meth:`~attn.transformer.LanguageModel.generate`)."""
-    n = check_positive_int("n", n)
-    if not isinstance(vocab, Vocab) or len(vocab) != model.config.vocab_size:
-        got = f"{len(vocab)} tokens" if isinstance(vocab, Vocab) else type(vocab).__name__
-        raise ValueError(f"vocab must be the model's vocabulary of {model.config.vocab_size} tokens, got {got}")
+    check_positive_int("n", n)
+    check(isinstance(vocab, Vocab) and len(vocab) == model.config.vocab_size, lambda: "vocab must be the model's "
+          f"vocabulary of {model.config.vocab_size} tokens, got "
+          f"{f'{len(vocab)} tokens' if isinstance(vocab, Vocab) else type(vocab).__name__}")  # fmt: skip
+    check_positive_int("max_words", max_words)
     prompt = torch.full((n, 1), vocab.bos, dtype=torch.long, device=next(model.parameters()).device)  # (n, 1)
-    steps = min(check_positive_int("max_words", max_words), model.config.max_len)
+    steps = min(int(max_words), model.config.max_len)
     g = torch.Generator().manual_seed(seed)
     drawn = model.generate(prompt, steps, temperature=temperature, generator=g, cache=cache)  # (n, 1 + steps)
     written = drawn[:, 1:].tolist()  # n x steps

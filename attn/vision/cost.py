@@ -22,7 +22,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils.flop_counter import FlopCounterMode
 
-from attn._checks import check_images, shape_of
+from attn._checks import check, check_images, describe
 
 __all__ = ["values_read", "multiply_adds"]
 
@@ -49,20 +49,17 @@ class _Recorder(TorchFunctionMode):
         return result
 
 
-def _check(model: object, images: object, question: object) -> tuple[int, int, int, int]:
-    if not isinstance(model, nn.Module):
-        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    B, C, H, W = check_images(images)
-    if not isinstance(question, torch.Tensor) or question.shape != (B,):
-        got = shape_of(question) if isinstance(question, torch.Tensor) else type(question).__name__
-        raise ValueError(f"question must be a ({B},) tensor: one id per image, got {got}")
-    return B, C, H, W
+def _values_read_args(model: nn.Module, images: torch.Tensor, question: torch.Tensor) -> None:
+    check(isinstance(model, nn.Module), lambda: f"model must be a torch.nn.Module, got {type(model).__name__}")
+    B, *_ = check_images(images)
+    check(isinstance(question, torch.Tensor) and question.shape == (B,),
+          lambda: f"question must be a ({B},) tensor: one id per image, got {describe(question)}")  # fmt: skip
 
 
 def values_read(model: nn.Module, images: torch.Tensor, question: torch.Tensor, *, seed: int = 0) -> torch.Tensor:
     """``(B,)``: how many of each image's ``C H W`` values the forward pass of ``model(images, question)`` (in eval
     mode) depends on. ``seed`` draws the random mix (any seed gives the same counts)."""
-    _check(model, images, question)
+    _values_read_args(model, images, question)
     x = images.detach().clone().requires_grad_(True)
     training = model.training
     model.eval()
@@ -84,12 +81,16 @@ def values_read(model: nn.Module, images: torch.Tensor, question: torch.Tensor, 
     return (grad != 0).flatten(1).sum(1)
 
 
+def _multiply_adds_args(model: nn.Module, images: torch.Tensor, question: torch.Tensor) -> None:
+    _values_read_args(model, images, question)
+    check(len(images) > 0, "images must hold at least one image to count its cost, got a batch of 0")
+
+
 def multiply_adds(model: nn.Module, images: torch.Tensor, question: torch.Tensor) -> int:
     """Multiply-adds per image in the matrix products and convolutions of ``model(images, question)`` (eval
     mode, no gradients), counted by torch's ``FlopCounterMode``."""
-    B, *_ = _check(model, images, question)
-    if B == 0:
-        raise ValueError("images must hold at least one image to count its cost, got a batch of 0")
+    _multiply_adds_args(model, images, question)
+    B = len(images)
     training = model.training
     model.eval()
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from attn._checks import check_dtype_of, check_float_tensor, describe
+from attn._checks import check, check_choice, check_dtype_of, check_float_tensor, checked, describe
 from attn.data.scenes import Scenes
 from attn.vision.vit import ViT, ViTOutput
 
@@ -15,14 +15,19 @@ __all__ = ["answer_probability", "answer_output", "black_tokens", "seen_by_token
 ERASES = ("zero", "delete", "black")
 
 
+def _seen_by_tokens_args(model: ViT, pixels: torch.Tensor) -> None:
+    S = model.config.image_size
+    check(isinstance(pixels, torch.Tensor) and pixels.dim() == 3 and pixels.shape[1:] == (S, S),
+          lambda: f"pixels must be a (B, {S}, {S}) bool mask of the image's pixels, got "
+          f"{describe(pixels)}")  # fmt: skip
+
+
+@checked(_seen_by_tokens_args)
 def seen_by_tokens(model: ViT, pixels: torch.Tensor) -> torch.Tensor:
     """``pixels (B, S, S)`` bool -> ``(B, grid²)`` bool, row-major: the tokens whose receptive field holds one of the
     pixels marked. With the patch stem a token sees its own patch; with the convolutional stem each convolution
     widens the field by its kernel at its stride (a max-pool of the same geometry), so token ``(i, j)`` sees
     pixels ``4i - 4 … 4i + 4`` by ``4j - 4 … 4j + 4`` (9 × 9, reaching past its own 4 × 4 cell)."""
-    S = model.config.image_size
-    if not isinstance(pixels, torch.Tensor) or pixels.dim() != 3 or pixels.shape[1:] != (S, S):
-        raise ValueError(f"pixels must be a (B, {S}, {S}) bool mask of the image's pixels, got {describe(pixels)}")
     seen = pixels.float()[:, None]  # (B, 1, S, S)
     if model.config.stem == "conv":
         for layer in model.stem.layers:
@@ -35,13 +40,11 @@ def seen_by_tokens(model: ViT, pixels: torch.Tensor) -> torch.Tensor:
 
 def object_tokens(model: ViT, scenes: Scenes, which: str = "asked") -> torch.Tensor:
     """``(B, grid²)`` bool: the tokens whose receptive field holds a pixel of the asked object (``which="asked"``,
-    the truth) or of any object (``which="any"``: a map made from the image alone, with no model)."""
-    if which == "asked":
-        pixels = scenes.object_pixels()
-    elif which == "any":
-        pixels = scenes.images.amax(1) > 0  # (B, S, S): the background is black
-    else:
-        raise ValueError(f"which must be 'asked' or 'any', got {which!r}")
+    the truth) or of any object (``which="any"``: a map made from the image alone, with no model). The pixels are
+    checked by :func:`seen_by_tokens`."""
+    check(which in ("asked", "any"), f"which must be 'asked' or 'any', got {which!r}")
+    # (B, S, S): the asked object's pixels, or any object's (the background is black)
+    pixels = scenes.object_pixels() if which == "asked" else scenes.images.amax(1) > 0
     return seen_by_tokens(model, pixels)
 
 
@@ -55,6 +58,15 @@ def black_tokens(model: ViT) -> torch.Tensor:
         return model.tokens(torch.zeros(1, c.channels, c.image_size, c.image_size, dtype=p.dtype, device=p.device))[0]
 
 
+def _answer_output_args(model: ViT, scenes: Scenes, scale: torch.Tensor | None = None, erase: str = "zero") -> None:
+    check_choice("erase", erase, ERASES)
+    if scale is not None:
+        check_float_tensor("scale", scale, (len(scenes), model.grid**2), "B, N", "one per patch")
+        check_dtype_of("scale", scale, model, "model")
+        check(erase != "delete" or bool(((scale == 0) | (scale == 1)).all()),
+              "erase='delete' needs a scale of 0 (deleted) or 1 (kept) per patch")  # fmt: skip
+
+
 def answer_output(
     model: ViT, scenes: Scenes, scale: torch.Tensor | None = None, erase: str = "zero"
 ) -> tuple[ViTOutput, torch.Tensor]:
@@ -66,13 +78,10 @@ def answer_output(
     (input - baseline) (the black-image baseline of integrated gradients, Sundararajan et al. 2017, taken per
     token); ``erase="delete"``: the tokens whose scale is 0 are masked out of every attention instead, which
     deletes them exactly (the ViT has no positions); then the scale must be 0 or 1."""
-    if erase not in ERASES:
-        raise ValueError(f"erase must be one of {ERASES}, got {erase!r}")
-    B, N = len(scenes), model.grid**2
+    _answer_output_args(model, scenes, scale, erase)
+    B = len(scenes)
     handles = []
     if scale is not None:
-        check_float_tensor("scale", scale, (B, N), "B, N", "one per patch")
-        check_dtype_of("scale", scale, model, "model")
         if erase in ("zero", "black"):
             conv = model.config.stem == "conv"
             shaped = scale.view(B, 1, model.grid, model.grid) if conv else scale[..., None]
@@ -83,8 +92,6 @@ def answer_output(
                 base = black.T.reshape(1, -1, model.grid, model.grid) if conv else black[None]  # like the stem's out
                 handles.append(model.stem.register_forward_hook(lambda module, args, out: base + (out - base) * shaped))
         else:
-            if not ((scale == 0) | (scale == 1)).all():
-                raise ValueError("erase='delete' needs a scale of 0 (deleted) or 1 (kept) per patch")
             keep = torch.cat([scale.new_ones(B, 1), scale], dim=1) > 0  # (B, 1 + N): the class token stays
 
             def masked(module, args, kwargs):

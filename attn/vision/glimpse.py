@@ -12,25 +12,26 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from attn._checks import check_images, check_positive_int, check_size, require_tensor, shape_of
+from attn._checks import check, check_images, check_positive_int, check_size, checked, require_tensor, shape_of
 
 __all__ = ["glimpse", "glimpse_boxes"]
 
 
-def _check_locations(locations: object, B: int) -> None:
+def _glimpse_args(images: torch.Tensor, locations: torch.Tensor, size: int, scales: int) -> None:
+    B, C, _, _ = check_images(images)
     require_tensor("locations", locations, 2)
-    if locations.shape != (B, 2):
-        raise ValueError(f"locations must be ({B}, 2): a (row, column) in [-1, 1] per image, got {shape_of(locations)}")
-
-
-def glimpse(images: torch.Tensor, locations: torch.Tensor, size: int, scales: int) -> torch.Tensor:
-    """``ρ(x, l)`` (Mnih et al. 2014): images ``(B, C, H, W)``, locations ``(B, 2)`` -> ``(B, scales, C, size,
-    size)``; scale k is a ``size 2^k``-pixel crop averaged down by ``2^k``."""
-    B, C, H, W = check_images(images)
-    _check_locations(locations, B)
+    check(locations.shape == (B, 2),
+          f"locations must be ({B}, 2): a (row, column) in [-1, 1] per image, got {shape_of(locations)}")  # fmt: skip
     size, scales = check_positive_int("size", size), check_positive_int("scales", scales)
     widest = size * 2 ** (scales - 1)  # pixels on a side of the coarsest crop, read before averaging
     check_size(f"a glimpse of {scales} scales from {size} pixels", B * C * widest * widest)
+
+
+@checked(_glimpse_args)
+def glimpse(images: torch.Tensor, locations: torch.Tensor, size: int, scales: int) -> torch.Tensor:
+    """``ρ(x, l)`` (Mnih et al. 2014): images ``(B, C, H, W)``, locations ``(B, 2)`` -> ``(B, scales, C, size,
+    size)``; scale k is a ``size 2^k``-pixel crop averaged down by ``2^k``."""
+    B, C, H, W = images.shape
     if B == 0:  # no image: no glimpse (torch's sampler refuses an empty grid)
         return images.new_zeros(0, scales, C, size, size)
     crops = []
@@ -47,14 +48,18 @@ def glimpse(images: torch.Tensor, locations: torch.Tensor, size: int, scales: in
     return torch.stack(crops, dim=1)  # (B, scales, C, size, size)
 
 
+def _glimpse_boxes_args(locations: torch.Tensor, image_size: int, size: int, scales: int) -> None:
+    require_tensor("locations", locations, 1)
+    check(locations.shape[-1] == 2, f"locations must end in 2 (row, column), got {shape_of(locations)}")
+    check_positive_int("image_size", image_size)
+    check_positive_int("size", size)
+    check_positive_int("scales", scales)
+
+
+@checked(_glimpse_boxes_args)
 def glimpse_boxes(locations: torch.Tensor, image_size: int, size: int, scales: int) -> torch.Tensor:
     """The pixel boxes a glimpse covers, for drawing: locations ``(..., 2)`` -> ``(..., scales, 4)`` as ``(top,
     left, height, width)`` in pixels (they may reach past the image's edges)."""
-    require_tensor("locations", locations, 1)
-    if locations.shape[-1] != 2:
-        raise ValueError(f"locations must end in 2 (row, column), got {shape_of(locations)}")
-    image_size = check_positive_int("image_size", image_size)
-    size, scales = check_positive_int("size", size), check_positive_int("scales", scales)
     centre = (locations + 1) * image_size / 2  # (..., 2) in pixels
     widths = torch.tensor([size * 2**k for k in range(scales)], dtype=locations.dtype, device=locations.device)
     corner = centre[..., None, :] - widths[:, None] / 2  # (..., scales, 2)

@@ -5,17 +5,22 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attn._checks import check_images, check_positive_int, shape_of
+from attn._checks import check, check_images, check_positive_int, checked, shape_of
 
 __all__ = ["patchify", "PatchEmbedding", "ConvStem"]
 
 
+def _patchify_args(images: torch.Tensor, patch: int) -> None:
+    check_positive_int("patch", patch)
+    _, _, H, W = check_images(images)
+    check(H % patch == 0 and W % patch == 0,
+          f"patch={patch} must divide the image's height and width, got images {shape_of(images)}")  # fmt: skip
+
+
+@checked(_patchify_args)
 def patchify(images: torch.Tensor, patch: int) -> torch.Tensor:
     """``(B, C, H, W)`` -> ``(B, N, C P²)``: non-overlapping patches, row by row (ViT §3.1), N = HW / P²."""
-    patch = check_positive_int("patch", patch)
-    B, C, H, W = check_images(images)
-    if H % patch or W % patch:
-        raise ValueError(f"patch={patch} must divide the image's height and width, got images {shape_of(images)}")
+    B, C, H, W = images.shape
     x = images.reshape(B, C, H // patch, patch, W // patch, patch)  # (B, C, H/P, P, W/P, P)
     x = x.permute(0, 2, 4, 1, 3, 5)  # (B, H/P, W/P, C, P, P)
     return x.reshape(B, (H // patch) * (W // patch), C * patch * patch)  # (B, N, C P²)
@@ -29,9 +34,13 @@ class PatchEmbedding(nn.Module):
         self.channels, self.patch = check_positive_int("channels", channels), check_positive_int("patch", patch)
         self.E = nn.Linear(channels * patch * patch, check_positive_int("d_model", d_model))
 
+    def _forward_args(self, images: torch.Tensor) -> None:
+        check_images(images, self.channels, model=self)
+        patchify.check(images, self.patch)
+
+    @checked(_forward_args)
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         """``(B, C, H, W)`` -> ``(B, N, d_model)``."""
-        check_images(images, self.channels, model=self)
         return self.E(patchify(images, self.patch))
 
 
@@ -54,9 +63,12 @@ class ConvStem(nn.Module):
             nn.Conv2d(2 * width, d_model, 3, stride=2, padding=1),
         )
 
+    def _forward_args(self, images: torch.Tensor) -> None:
+        _, _, H, W = check_images(images, self.channels, model=self)
+        check(H % 4 == 0 and W % 4 == 0,
+              f"the convolutional stem needs H and W divisible by 4, got images {shape_of(images)}")  # fmt: skip
+
+    @checked(_forward_args)
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         """``(B, C, H, W)`` with H and W divisible by 4 -> ``(B, d_model, H/4, W/4)``."""
-        _, _, H, W = check_images(images, self.channels, model=self)
-        if H % 4 or W % 4:
-            raise ValueError(f"the convolutional stem needs H and W divisible by 4, got images {shape_of(images)}")
         return self.layers(images)

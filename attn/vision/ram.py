@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attn._checks import check_images, check_positive_int, check_question, require_tensor, shape_of
+from attn._checks import check, check_images, check_positive_ints, check_question, checked, require_tensor, shape_of
 from attn._random import sample
 from attn.functional import additive_scores
 from attn.vision.glimpse import glimpse
@@ -48,6 +48,13 @@ class RAMConfig:
     d_attention: int = 32
     context: bool = True
 
+    def __post_init__(self) -> None:
+        check_positive_ints(self, "image_size", "channels", "glimpse", "scales", "glimpses", "hidden", "num_questions",
+                            "num_classes", "grid", "d_attention")  # fmt: skip
+        check(isinstance(self.context, bool), f"context must be True or False, got {self.context!r}")
+        check(self.image_size % self.grid == 0,
+              f"grid={self.grid} must divide image_size={self.image_size}: one place per cell")  # fmt: skip
+
 
 @dataclass
 class RAMOutput:
@@ -70,23 +77,6 @@ class RecurrentAttention(nn.Module):
     def __init__(self, config: RAMConfig):
         super().__init__()
         self.config = config
-        for name in (
-            "image_size",
-            "channels",
-            "glimpse",
-            "scales",
-            "glimpses",
-            "hidden",
-            "num_questions",
-            "num_classes",
-            "grid",
-            "d_attention",
-        ):
-            check_positive_int(name, getattr(config, name))
-        if not isinstance(config.context, bool):
-            raise ValueError(f"context must be True or False, got {config.context!r}")
-        if config.image_size % config.grid:
-            raise ValueError(f"grid={config.grid} must divide image_size={config.image_size}: one place per cell")
         n, sensed = config.hidden, config.scales * config.channels * config.glimpse**2
         self.what = nn.Linear(sensed, n)  # h_g: the glimpse's content
         self.where = nn.Linear(2, n)  # h_l: where it was taken
@@ -110,11 +100,16 @@ class RecurrentAttention(nn.Module):
         seen = glimpse(images, location, c.glimpse, c.scales).flatten(1)  # (B, scales C size²)
         return F.relu(self.glimpse_net(torch.cat([F.relu(self.what(seen)), F.relu(self.where(location))], -1)))
 
-    def forward(self, images: torch.Tensor, question: torch.Tensor) -> RAMOutput:
-        """images ``(B, C, S, S)``, question ``(B,)`` -> :class:`RAMOutput`."""
+    def _forward_args(self, images: torch.Tensor, question: torch.Tensor) -> None:
         c = self.config
         B, *_ = check_images(images, c.channels, c.image_size, model=self)
         check_question(question, B, c.num_questions)
+
+    @checked(_forward_args)
+    def forward(self, images: torch.Tensor, question: torch.Tensor) -> RAMOutput:
+        """images ``(B, C, S, S)``, question ``(B,)`` -> :class:`RAMOutput`."""
+        c = self.config
+        B = len(images)
         h = torch.tanh(self.question(question))  # (B, hidden): what to look for
         if c.context:  # the coarse view: every pixel averaged into its cell, (B, grid², C)
             periphery = F.adaptive_avg_pool2d(images, c.grid).flatten(2).transpose(1, 2)
@@ -137,32 +132,41 @@ class RecurrentAttention(nn.Module):
         return RAMOutput(self.classifier(h), stack(locations), stack(policies), stack(log_probs), stack(baselines))
 
 
+def _reinforce_args(log_probs: torch.Tensor, rewards: torch.Tensor, baselines: torch.Tensor) -> None:
+    require_tensor("log_probs", log_probs, 2)
+    require_tensor("rewards", rewards, 1)
+    require_tensor("baselines", baselines, 2)
+    check(log_probs.dim() == 2 and baselines.shape == log_probs.shape and rewards.shape == log_probs.shape[:1],
+          f"log_probs and baselines must be (B, T) and rewards (B,), got log_probs {shape_of(log_probs)}, "
+          f"baselines {shape_of(baselines)}, rewards {shape_of(rewards)}")  # fmt: skip
+
+
+@checked(_reinforce_args)
 def reinforce(log_probs: torch.Tensor, rewards: torch.Tensor, baselines: torch.Tensor) -> torch.Tensor:
     """A surrogate whose gradient is minus the REINFORCE estimate ``E[Σ_t ∇ log π(l_t) (R - b_t)]`` (Williams
     1992; Mnih et al. 2014, eq. 2): log_probs, baselines ``(B, T)``, rewards ``(B,)`` -> a scalar to minimise.
     The advantage ``R - b_t`` is a constant here: the baseline only lowers the estimate's variance."""
-    require_tensor("log_probs", log_probs, 2)
-    require_tensor("rewards", rewards, 1)
-    require_tensor("baselines", baselines, 2)
-    if log_probs.dim() != 2 or baselines.shape != log_probs.shape or rewards.shape != log_probs.shape[:1]:
-        raise ValueError(
-            f"log_probs and baselines must be (B, T) and rewards (B,), got log_probs {shape_of(log_probs)}, "
-            f"baselines {shape_of(baselines)}, rewards {shape_of(rewards)}"
-        )
     advantage = (rewards[:, None] - baselines).detach()  # (B, T)
     return -(advantage * log_probs).sum(1).mean()
 
 
+def _ram_loss_args(output: RAMOutput, answer: torch.Tensor) -> None:
+    B, classes = output.logits.shape[0], output.logits.shape[-1]
+    check(isinstance(answer, torch.Tensor) and answer.shape == (B,) and answer.dtype == torch.int64,
+          lambda: f"answer must be ({B},) int64 class ids, got {_described(answer)}")  # fmt: skip
+    check(not B or (int(answer.min()) >= 0 and int(answer.max()) < classes),
+          lambda: f"answer must hold class ids in [0, {classes - 1}], got {answer.min()} to "
+          f"{answer.max()}")  # fmt: skip
+
+
+def _described(x: object) -> str:
+    return f"{x.dtype} {shape_of(x)}" if isinstance(x, torch.Tensor) else type(x).__name__
+
+
+@checked(_ram_loss_args)
 def ram_loss(output: RAMOutput, answer: torch.Tensor) -> torch.Tensor:
     """The hybrid loss: cross-entropy for the classifier and core, REINFORCE for the policy with reward 1 for a
     right answer, and the baseline's squared error (Mnih et al. 2014, §3.3)."""
-    B = output.logits.shape[0]
-    if not isinstance(answer, torch.Tensor) or answer.shape != (B,) or answer.dtype != torch.int64:
-        got = f"{answer.dtype} {shape_of(answer)}" if isinstance(answer, torch.Tensor) else type(answer).__name__
-        raise ValueError(f"answer must be ({B},) int64 class ids, got {got}")
-    classes = output.logits.shape[-1]
-    if B and (int(answer.min()) < 0 or int(answer.max()) >= classes):
-        raise ValueError(f"answer must hold class ids in [0, {classes - 1}], got {answer.min()} to {answer.max()}")
     reward = (output.logits.argmax(-1) == answer).to(output.logits.dtype)  # (B,)
     baseline_error = F.mse_loss(output.baselines, reward[:, None].expand_as(output.baselines))
     return (

@@ -12,13 +12,36 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attn._checks import check_images, check_positive_int, check_question, require_tensor, shape_of
+from attn._checks import (
+    check,
+    check_images,
+    check_positive_ints,
+    check_question,
+    check_same_dtype,
+    check_shapes,
+    checked,
+)
 from attn.functional import additive_scores, attend
 from attn.vision.patches import ConvStem
 
 __all__ = ["spatial_attention", "SpatialConfig", "SpatialOutput", "SoftAttentionNet", "PooledNet"]
 
 
+def _spatial_attention_args(
+    query: torch.Tensor,
+    features: torch.Tensor,
+    W_q: torch.Tensor,
+    W_k: torch.Tensor,
+    v: torch.Tensor,
+    keys: torch.Tensor | None = None,
+) -> None:
+    keys = features if keys is None else keys
+    check_shapes(query=(query, "B d_q"), features=(features, "B d G_h G_w"), keys=(keys, "B d_k G_h G_w"))
+    check_same_dtype(features=features, keys=keys)
+    additive_scores.check(query[:, None], keys.flatten(2).transpose(1, 2), W_q, W_k, v)
+
+
+@checked(_spatial_attention_args)
 def spatial_attention(
     query: torch.Tensor,
     features: torch.Tensor,
@@ -30,17 +53,7 @@ def spatial_attention(
     """``α = softmax(vᵀ tanh(W_q q + W_k k_i))`` over the cells, ``z = Σ_i α_i a_i`` (Xu et al. 2015, eqs. 4-6, with
     Bahdanau's score): query ``(B, d_q)``, features ``a`` ``(B, d, G_h, G_w)`` -> ``z (B, d)``, ``α (B, G_h, G_w)``.
     The keys ``k_i`` are the features themselves unless ``keys (B, d_k, G_h, G_w)`` are given."""
-    require_tensor("query", query, 2)
-    require_tensor("features", features, 4)
     keys = features if keys is None else keys
-    require_tensor("keys", keys, 4)
-    if query.dim() != 2 or features.dim() != 4 or query.shape[0] != features.shape[0]:
-        raise ValueError(
-            f"query must be (B, d_q) and features (B, d, G_h, G_w) with the same B, got query {shape_of(query)} "
-            f"and features {shape_of(features)}"
-        )
-    if keys.dim() != 4 or keys.shape[0] != features.shape[0] or keys.shape[2:] != features.shape[2:]:
-        raise ValueError(f"keys must be (B, d_k, G_h, G_w) like features {shape_of(features)}, got {shape_of(keys)}")
     B, d, G_h, G_w = features.shape
     a = features.flatten(2).transpose(1, 2)  # (B, G_h G_w, d): one value per cell
     k = keys.flatten(2).transpose(1, 2)  # (B, G_h G_w, d_k): one key per cell
@@ -61,6 +74,11 @@ class SpatialConfig:
     num_questions: int = 6
     num_classes: int = 4
 
+    def __post_init__(self) -> None:
+        check_positive_ints(self, "image_size", "channels", "d_model", "d_attention", "num_questions", "num_classes")
+        check(self.image_size % 4 == 0,
+              f"image_size must be divisible by 4 (the convolutional stem's grid), got {self.image_size}")  # fmt: skip
+
 
 @dataclass
 class SpatialOutput:
@@ -74,16 +92,16 @@ class _GridModel(nn.Module):
     def __init__(self, config: SpatialConfig):
         super().__init__()
         self.config = config
-        for name in ("image_size", "channels", "d_model", "d_attention", "num_questions", "num_classes"):
-            check_positive_int(name, getattr(config, name))
         d = config.d_model
         self.stem = ConvStem(config.channels, d)
         self.question = nn.Embedding(config.num_questions, d)
         self.classifier = nn.Sequential(nn.Linear(2 * d, d), nn.ReLU(), nn.Linear(d, config.num_classes))
 
-    def _features(self, images: torch.Tensor, question: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _forward_args(self, images: torch.Tensor, question: torch.Tensor) -> None:
         B, *_ = check_images(images, self.config.channels, self.config.image_size, model=self)
         check_question(question, B, self.config.num_questions)
+
+    def _features(self, images: torch.Tensor, question: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return torch.relu(self.stem(images)), self.question(question)  # (B, d, G, G), (B, d)
 
 
@@ -102,6 +120,7 @@ class SoftAttentionNet(_GridModel):
         self.W_k = nn.Parameter(torch.randn(d_a, d) * d**-0.5)
         self.v = nn.Parameter(torch.randn(d_a) * d_a**-0.5)
 
+    @checked(_GridModel._forward_args)
     def forward(self, images: torch.Tensor, question: torch.Tensor) -> SpatialOutput:
         """images ``(B, C, S, S)``, question ``(B,)`` -> logits ``(B, classes)``, attention ``(B, S/4, S/4)``."""
         grid, q = self._features(images, question)
@@ -112,6 +131,7 @@ class SoftAttentionNet(_GridModel):
 class PooledNet(_GridModel):
     """The baseline without attention: the same CNN grid averaged over all cells (uniform weights), then the MLP."""
 
+    @checked(_GridModel._forward_args)
     def forward(self, images: torch.Tensor, question: torch.Tensor) -> SpatialOutput:
         """images ``(B, C, S, S)``, question ``(B,)`` -> logits ``(B, classes)``, uniform weights ``(B, S/4, S/4)``."""
         grid, q = self._features(images, question)

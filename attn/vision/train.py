@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attn._checks import check_positive_int, require_tensor, shape_of
+from attn._checks import check, check_positive_int, checked, require_tensor, shape_of
 from attn.data.scenes import Scenes
 from attn.training import History, build_seeded, fit, seeded
 from attn.vision.glimpse import glimpse_boxes
@@ -53,13 +53,38 @@ def accuracy(model: nn.Module, scenes: Scenes, batch_size: int = 500) -> float:
     return right / max(len(scenes), 1)
 
 
+def _mass_on_object_args(attention: torch.Tensor, scenes: Scenes) -> None:
+    require_tensor("attention", attention, 3)
+    check(attention.dim() == 3 and attention.shape[0] == len(scenes) and attention.shape[1] == attention.shape[2],
+          f"attention must be (N, G, G) with N = {len(scenes)} scenes, got {shape_of(attention)}")  # fmt: skip
+    scenes.target_cells.check(scenes, attention.shape[1])  # the grid must divide the images
+
+
+@checked(_mass_on_object_args)
 def mass_on_object(attention: torch.Tensor, scenes: Scenes) -> torch.Tensor:
     """``(N,)``: the attention weight each scene's map ``(N, G, G)`` puts on the cells of the object asked about."""
-    require_tensor("attention", attention, 3)
-    if attention.dim() != 3 or attention.shape[0] != len(scenes) or attention.shape[1] != attention.shape[2]:
-        raise ValueError(f"attention must be (N, G, G) with N = {len(scenes)} scenes, got {shape_of(attention)}")
     targets = scenes.target_cells(attention.shape[1])  # (N, G²)
     return (attention.flatten(1) * targets).sum(-1)
+
+
+def _train_on_scenes_args(
+    batch_size: int, held_out: Scenes | None, goal: float | None, patience: int | None, min_gain: float
+) -> None:
+    check_positive_int("batch_size", batch_size)
+    if patience is not None:
+        check_positive_int("patience", patience)
+    check(not isinstance(min_gain, bool) and isinstance(min_gain, numbers.Real) and 0 <= min_gain < 1,
+          f"min_gain must be an accuracy gain in [0, 1), got {min_gain!r}")  # fmt: skip
+    check(held_out is not None or (goal is None and patience is None),
+          "goal and patience need held_out scenes to measure the accuracy on")  # fmt: skip
+
+
+def _answers_args(model: nn.Module, name: str, scenes: Scenes | None) -> None:
+    """The answers of ``scenes`` are classes of ``model`` (where its config says how many it has)."""
+    classes = getattr(getattr(model, "config", None), "num_classes", None)
+    check(classes is None or scenes is None or not len(scenes) or int(scenes.answer.max()) < classes,
+          lambda: f"{name} has answers up to {int(scenes.answer.max())}, but the model has {classes} classes "
+          f"(ask={scenes.ask!r} scenes need a model with num_classes for them)")  # fmt: skip
 
 
 def train_on_scenes(
@@ -88,22 +113,11 @@ def train_on_scenes(
     As in :func:`attn.transformer.train_tagger`, ``model`` is a module trained in place (the history is returned) or a
     function that builds one under ``seeded(seed)`` (``(model, history)`` is returned; that form can run in another
     process, e.g. ``functools.partial(ViT, config)``)."""
-    check_positive_int("batch_size", batch_size)
+    _train_on_scenes_args(batch_size, held_out, goal, patience, min_gain)
     built = not isinstance(model, nn.Module)
     model = build_seeded(model, seed)
-    if patience is not None:
-        check_positive_int("patience", patience)
-    if isinstance(min_gain, bool) or not isinstance(min_gain, numbers.Real) or not 0 <= min_gain < 1:
-        raise ValueError(f"min_gain must be an accuracy gain in [0, 1), got {min_gain!r}")
-    if (goal is not None or patience is not None) and held_out is None:
-        raise ValueError("goal and patience need held_out scenes to measure the accuracy on")
-    classes = getattr(getattr(model, "config", None), "num_classes", None)
-    for name, scenes in (("train", train), ("held_out", held_out)):
-        if classes is not None and scenes is not None and len(scenes) and int(scenes.answer.max()) >= classes:
-            raise ValueError(
-                f"{name} has answers up to {int(scenes.answer.max())}, but the model has {classes} classes "
-                f"(ask={scenes.ask!r} scenes need a model with num_classes for them)"
-            )
+    _answers_args(model, "train", train)
+    _answers_args(model, "held_out", held_out)
     rng = np.random.default_rng(seed)
 
     def loss_fn(m: nn.Module, step: int) -> torch.Tensor:
@@ -138,17 +152,21 @@ class _Stop:
         return reached or spent or (self.patience is not None and self.since_best >= self.patience)
 
 
+def _policy_gradient_variance_args(model: RecurrentAttention, batches: int, batch_size: int) -> None:
+    check(isinstance(model, RecurrentAttention), f"model must be a RecurrentAttention (the one with a policy), got "
+          f"{type(model).__name__}")  # fmt: skip
+    check(check_positive_int("batches", batches) >= 2,
+          f"batches must be at least 2 to measure a variance, got {batches}")  # fmt: skip
+    check_positive_int("batch_size", batch_size)
+
+
 def policy_gradient_variance(
     model: RecurrentAttention, scenes: Scenes, batches: int, *, seed: int, batch_size: int = 64, baseline: bool = True
 ) -> float:
     """How noisy REINFORCE is: the total variance (trace of the unbiased covariance) of the REINFORCE gradient for
     the policy's own parameters (``W_h``, ``W_p``, ``v``), estimated on ``batches`` >= 2 random batches of ``scenes``,
     with the learned baseline or with none (b = 0)."""
-    if not isinstance(model, RecurrentAttention):
-        raise ValueError(f"model must be a RecurrentAttention (the one with a policy), got {type(model).__name__}")
-    if check_positive_int("batches", batches) < 2:
-        raise ValueError(f"batches must be at least 2 to measure a variance, got {batches}")
-    check_positive_int("batch_size", batch_size)
+    _policy_gradient_variance_args(model, batches, batch_size)
     rng = np.random.default_rng(seed)
     params = [model.W_h, model.W_p, model.v]
     estimates = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attn._checks import check_images, check_positive_int, check_question
+from attn._checks import check, check_choice, check_images, check_positive_ints, check_question, checked
 from attn.blocks import Encoder, LearnedPositions
 from attn.vision.patches import ConvStem, PatchEmbedding
 
@@ -41,6 +41,13 @@ class ViTConfig:
     positions: bool = True
     stem: str = "patch"
 
+    def __post_init__(self) -> None:
+        check_positive_ints(self, "image_size", "patch", "channels", "d_model", "num_heads", "num_layers", "d_ff",
+                            "num_questions", "num_classes")  # fmt: skip
+        check_choice("stem", self.stem, STEMS)
+        check(self.image_size % self.patch == 0 and (self.stem != "conv" or self.patch == 4),
+              f"patch={self.patch} must divide image_size={self.image_size} (and be 4 with stem='conv')")  # fmt: skip
+
 
 @dataclass
 class ViTOutput:
@@ -56,35 +63,30 @@ class ViT(nn.Module):
     def __init__(self, config: ViTConfig):
         super().__init__()
         self.config = config
-        for name in ("image_size", "patch", "channels", "d_model", "num_heads", "num_layers", "d_ff"):
-            check_positive_int(name, getattr(config, name))
-        if config.stem not in STEMS:
-            raise ValueError(f"stem must be one of {STEMS}, got {config.stem!r}")
-        if config.image_size % config.patch or (config.stem == "conv" and config.patch != 4):
-            raise ValueError(
-                f"patch={config.patch} must divide image_size={config.image_size} (and be 4 with stem='conv')"
-            )
         d = config.d_model
         self.grid = config.image_size // config.patch
         self.stem = (
             ConvStem(config.channels, d) if config.stem == "conv" else PatchEmbedding(config.channels, config.patch, d)
         )
         self.cls = nn.Parameter(torch.zeros(1, 1, d))
-        self.question = nn.Embedding(check_positive_int("num_questions", config.num_questions), d)
+        self.question = nn.Embedding(config.num_questions, d)
         self.positions = LearnedPositions(d, 1 + self.grid**2) if config.positions else None
         self.encoder = Encoder(config.num_layers, d, config.num_heads, config.d_ff, dropout=0.0, norm_first=True)
-        self.head = nn.Linear(d, check_positive_int("num_classes", config.num_classes))
+        self.head = nn.Linear(d, config.num_classes)
 
     def tokens(self, images: torch.Tensor) -> torch.Tensor:
         """``(B, C, S, S)`` -> the patch tokens ``(B, N, d_model)``, row by row."""
         x = self.stem(images)
         return x.flatten(2).transpose(1, 2) if self.config.stem == "conv" else x  # (B, N, d_model)
 
-    def forward(self, images: torch.Tensor, question: torch.Tensor, need_weights: bool = True) -> ViTOutput:
-        """images ``(B, C, S, S)``, question ``(B,)`` -> logits and, with ``need_weights``, every layer's attention."""
+    def _forward_args(self, images: torch.Tensor, question: torch.Tensor, need_weights: bool = True) -> None:
         c = self.config
         B, *_ = check_images(images, c.channels, c.image_size, model=self)
         check_question(question, B, c.num_questions)
+
+    @checked(_forward_args)
+    def forward(self, images: torch.Tensor, question: torch.Tensor, need_weights: bool = True) -> ViTOutput:
+        """images ``(B, C, S, S)``, question ``(B,)`` -> logits and, with ``need_weights``, every layer's attention."""
         cls = self.cls + self.question(question)[:, None]  # (B, 1, d_model)
         x = torch.cat([cls, self.tokens(images)], dim=1)  # (B, 1 + N, d_model)
         if self.positions is not None:

@@ -9,22 +9,34 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.image import AxesImage
 
+from attn._checks import check, checked
+
 __all__ = ["heatmap", "hop_heatmap", "head_grid", "bar_weights", "lookup_figure", "one_example"]
 
 CMAP = "viridis"  # perceptually uniform and colour-blind safe
 SIGNED_CMAP = "RdBu_r"  # diverging ColorBrewer map (colour-blind safe): blue negative, white 0, red positive
 
 
-def _as_2d(name: str, weights: torch.Tensor) -> torch.Tensor:
-    weights = torch.as_tensor(weights).detach().float().cpu()
-    if weights.dim() != 2 or weights.numel() == 0:
-        raise ValueError(f"{name} must be 2-D (Tq, Tk) and non-empty, got shape {tuple(weights.shape)}")
-    return weights
+def _floats(weights: torch.Tensor) -> torch.Tensor:
+    """Weights to draw: a float tensor on the CPU, off the graph."""
+    return torch.as_tensor(weights).detach().float().cpu()
+
+
+def _shape(x: object) -> tuple[int, ...]:
+    """The shape of a tensor, or of what ``torch.as_tensor`` makes of a list."""
+    return tuple(torch.as_tensor(x).shape)
+
+
+def _check_2d(name: str, weights: object) -> tuple[int, int]:
+    """``Tq, Tk`` of a non-empty 2-D ``(Tq, Tk)`` matrix."""
+    shape = _shape(weights)
+    check(len(shape) == 2 and 0 not in shape, f"{name} must be 2-D (Tq, Tk) and non-empty, got shape {shape}")
+    return shape
 
 
 def _check_labels(name: str, labels: Sequence[str] | None, n: int, axis: str) -> None:
-    if labels is not None and len(labels) != n:
-        raise ValueError(f"{name} has {len(labels)} labels but the weights have {n} {axis}")
+    check(labels is None or len(labels) == n,
+          lambda: f"{name} has {len(labels)} labels but the weights have {n} {axis}")  # fmt: skip
 
 
 def _literal(token: object) -> str:
@@ -49,6 +61,25 @@ def _text_colour(image: AxesImage, value: float) -> str:
     return "black" if (L + 0.05) / 0.05 >= 1.05 / (L + 0.05) else "white"
 
 
+def _heatmap_args(
+    weights: torch.Tensor,
+    x_tokens: Sequence[str] | None = None,
+    y_tokens: Sequence[str] | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+    annotate: bool | None = None,
+    vmax: float | None = None,
+    xlabel: str = "key",
+    ylabel: str = "query",
+    signed: bool = False,
+) -> None:
+    Tq, Tk = _check_2d("weights", weights)
+    _check_labels("y_tokens", y_tokens, Tq, "rows (queries)")
+    _check_labels("x_tokens", x_tokens, Tk, "columns (keys)")
+
+
+@checked(_heatmap_args)
 def heatmap(
     weights: torch.Tensor,
     x_tokens: Sequence[str] | None = None,
@@ -68,10 +99,8 @@ def heatmap(
     ``signed=True`` is for matrices with negative entries (a learned mixing matrix, not attention): a
     diverging colour map from ``-vmax`` to ``vmax`` (default: the largest absolute entry).
     """
-    weights = _as_2d("weights", weights)
+    weights = _floats(weights)
     Tq, Tk = weights.shape
-    _check_labels("y_tokens", y_tokens, Tq, "rows (queries)")
-    _check_labels("x_tokens", x_tokens, Tk, "columns (keys)")
     if ax is None:
         _, ax = plt.subplots(figsize=(0.5 * Tk + 2, 0.45 * Tq + 1.2))
     top = max(1e-9, float(weights.abs().max() if signed else weights.max())) if vmax is None else vmax
@@ -98,6 +127,21 @@ def heatmap(
     return ax
 
 
+def _hop_heatmap_args(
+    hop_attention: torch.Tensor,
+    sentences: Sequence[str],
+    *,
+    supporting: Sequence[int] = (),
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> None:
+    K, M = _check_2d("hop_attention", hop_attention)
+    _check_labels("sentences", sentences, M, "memories (columns of hop_attention)")
+    bad = [i for i in supporting if not 0 <= i < M]
+    check(not bad, f"supporting indices {bad} are outside the {M} sentences")
+
+
+@checked(_hop_heatmap_args)
 def hop_heatmap(
     hop_attention: torch.Tensor,
     sentences: Sequence[str],
@@ -108,12 +152,8 @@ def hop_heatmap(
 ) -> Axes:
     """A memory network's ``(K, M)`` attention, one column per hop and one row per story sentence (oldest at
     the top); the ``supporting`` sentences (indices) are marked with ``★``."""
-    weights = _as_2d("hop_attention", hop_attention)
+    weights = _floats(hop_attention)
     K, M = weights.shape
-    _check_labels("sentences", sentences, M, "memories (columns of hop_attention)")
-    bad = [i for i in supporting if not 0 <= i < M]
-    if bad:
-        raise ValueError(f"supporting indices {bad} are outside the {M} sentences")
     labels = [("★ " if i in supporting else "") + s for i, s in enumerate(sentences)]
     if ax is None:
         _, ax = plt.subplots(figsize=(0.7 * K + 3.5, 0.32 * M + 1.2))
@@ -121,23 +161,53 @@ def hop_heatmap(
                    xlabel="", ylabel="story sentence")  # fmt: skip
 
 
+def _one_example_args(
+    attention: Sequence[torch.Tensor], index: int = 0, queries: int | None = None, keys: int | None = None
+) -> None:
+    check(len(attention) > 0, "attention is empty: pass one (B, H, Tq, Tk) tensor per layer")
+    for layer, w in enumerate(attention):
+        check(isinstance(w, torch.Tensor) and w.dim() == 4,
+              f"attention[{layer}] must be a (B, H, Tq, Tk) tensor, got {getattr(w, 'shape', type(w))}")  # fmt: skip
+        check(-w.shape[0] <= index < w.shape[0], f"index {index} is outside a batch of {w.shape[0]}")
+
+
+@checked(_one_example_args)
 def one_example(
     attention: Sequence[torch.Tensor], index: int = 0, queries: int | None = None, keys: int | None = None
 ) -> tuple[torch.Tensor, ...]:
     """Example ``index`` of per-layer ``(B, H, Tq, Tk)`` weights, cut to its ``queries`` x ``keys`` real tokens:
     a tuple over layers of ``(1, H, queries, keys)``, the form bertviz's ``head_view`` and :func:`head_grid` take."""
-    if not attention:
-        raise ValueError("attention is empty: pass one (B, H, Tq, Tk) tensor per layer")
-    out = []
-    for layer, w in enumerate(attention):
-        if not isinstance(w, torch.Tensor) or w.dim() != 4:
-            raise ValueError(f"attention[{layer}] must be a (B, H, Tq, Tk) tensor, got {getattr(w, 'shape', type(w))}")
-        if not -w.shape[0] <= index < w.shape[0]:
-            raise ValueError(f"index {index} is outside a batch of {w.shape[0]}")
-        out.append(w[index : index + 1 or None, :, :queries, :keys].detach().cpu())
-    return tuple(out)
+    return tuple(w[index : index + 1 or None, :, :queries, :keys].detach().cpu() for w in attention)
 
 
+def _head_maps(attention: Sequence[torch.Tensor] | torch.Tensor) -> list[torch.Tensor]:
+    """Each layer's ``(H, Tq, Tk)`` (a leading axis of 1 dropped), as given: float or not, on its device."""
+    layers = [attention] if isinstance(attention, torch.Tensor) else list(attention)
+    return [w[0] if w.dim() == 4 and w.shape[0] == 1 else w for w in map(torch.as_tensor, layers)]
+
+
+def _head_grid_args(
+    attention: Sequence[torch.Tensor] | torch.Tensor,
+    x_tokens: Sequence[str] | None = None,
+    y_tokens: Sequence[str] | None = None,
+    *,
+    title: str | None = None,
+    xlabel: str = "key",
+    ylabel: str = "query",
+    size: float = 2.1,
+) -> None:
+    maps = _head_maps(attention)
+    for i, w in enumerate(maps):
+        check(w.dim() == 3 and w.numel() > 0,
+              f"layer {i} must be (H, Tq, Tk) or (1, H, Tq, Tk), got shape {tuple(w.shape)}")  # fmt: skip
+    check(len({w.shape for w in maps}) == 1,
+          lambda: f"every layer must have the same shape, got {[tuple(w.shape) for w in maps]}")  # fmt: skip
+    H, Tq, Tk = maps[0].shape
+    _check_labels("y_tokens", y_tokens, Tq, "rows (queries)")
+    _check_labels("x_tokens", x_tokens, Tk, "columns (keys)")
+
+
+@checked(_head_grid_args)
 def head_grid(
     attention: Sequence[torch.Tensor] | torch.Tensor,
     x_tokens: Sequence[str] | None = None,
@@ -150,20 +220,8 @@ def head_grid(
 ) -> plt.Figure:
     """Every head of every layer: ``attention`` is a tuple over layers of ``(H, Tq, Tk)`` or ``(1, H, Tq, Tk)``
     (or one such tensor); one row per layer, one column per head, all on the colour scale 0..1."""
-    layers = [attention] if isinstance(attention, torch.Tensor) else list(attention)
-    maps = []
-    for i, w in enumerate(layers):
-        w = torch.as_tensor(w).detach().float().cpu()
-        if w.dim() == 4 and w.shape[0] == 1:
-            w = w[0]
-        if w.dim() != 3 or w.numel() == 0:
-            raise ValueError(f"layer {i} must be (H, Tq, Tk) or (1, H, Tq, Tk), got shape {tuple(w.shape)}")
-        maps.append(w)
-    if len({w.shape for w in maps}) != 1:
-        raise ValueError(f"every layer must have the same shape, got {[tuple(w.shape) for w in maps]}")
+    maps = [_floats(w) for w in _head_maps(attention)]  # (H, Tq, Tk) per layer
     L, (H, Tq, Tk) = len(maps), maps[0].shape
-    _check_labels("y_tokens", y_tokens, Tq, "rows (queries)")
-    _check_labels("x_tokens", x_tokens, Tk, "columns (keys)")
     fig, axes = plt.subplots(L, H, figsize=(size * H + 0.8, size * L * max(0.6, Tq / Tk) + 0.8), squeeze=False,
                              layout="constrained")  # fmt: skip
     for layer in range(L):
@@ -185,6 +243,19 @@ def head_grid(
     return fig
 
 
+def _bar_weights_args(
+    weights: torch.Tensor,
+    labels: Sequence[str] | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> None:
+    shape = _shape(weights)
+    check(len(shape) == 1, f"weights must be 1-D, got shape {shape}")
+    _check_labels("labels", labels, shape[0], "entries")
+
+
+@checked(_bar_weights_args)
 def bar_weights(
     weights: torch.Tensor,
     labels: Sequence[str] | None = None,
@@ -193,10 +264,7 @@ def bar_weights(
     title: str | None = None,
 ) -> Axes:
     """Bar chart of one distribution of weights (a row of attention, a softmax output)."""
-    weights = torch.as_tensor(weights).detach().float().cpu()
-    if weights.dim() != 1:
-        raise ValueError(f"weights must be 1-D, got shape {tuple(weights.shape)}")
-    _check_labels("labels", labels, weights.numel(), "entries")
+    weights = _floats(weights)
     if ax is None:
         _, ax = plt.subplots(figsize=(4, 2.5))
     names = [_literal(t) for t in labels] if labels is not None else [str(i) for i in range(weights.numel())]
@@ -209,6 +277,27 @@ def bar_weights(
     return ax
 
 
+def _lookup_figure_args(
+    keys: torch.Tensor,
+    query: torch.Tensor,
+    weights: torch.Tensor,
+    output: torch.Tensor,
+    labels: Sequence[str] | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> None:
+    shape = _shape(keys)
+    check(len(shape) == 2 and shape[1] == 2, f"keys must have shape (M, 2), got {shape}")
+    M = shape[0]
+    got = {name: _shape(x) for name, x in (("query", query), ("output", output), ("weights", weights))}
+    check(got == {"query": (2,), "output": (2,), "weights": (M,)},
+          f"expected query (2,), output (2,), weights ({M},); got query {got['query']}, "
+          f"output {got['output']}, weights {got['weights']}")  # fmt: skip
+    _check_labels("labels", labels, M, "keys")
+
+
+@checked(_lookup_figure_args)
 def lookup_figure(
     keys: torch.Tensor,
     query: torch.Tensor,
@@ -220,19 +309,8 @@ def lookup_figure(
     title: str | None = None,
 ) -> Axes:
     """2-D soft lookup: keys as dots sized and coloured by their weight, the query, and ``Σ_i p_i k_i``."""
-    keys = torch.as_tensor(keys).detach().float().cpu()
-    query = torch.as_tensor(query).detach().float().cpu()
-    weights = torch.as_tensor(weights).detach().float().cpu()
-    output = torch.as_tensor(output).detach().float().cpu()
-    if keys.dim() != 2 or keys.shape[1] != 2:
-        raise ValueError(f"keys must have shape (M, 2), got {tuple(keys.shape)}")
+    keys, query, weights, output = (_floats(x) for x in (keys, query, weights, output))  # (M, 2), (2,), (M,), (2,)
     M = keys.shape[0]
-    if query.shape != (2,) or output.shape != (2,) or weights.shape != (M,):
-        raise ValueError(
-            f"expected query (2,), output (2,), weights ({M},); got query {tuple(query.shape)}, "
-            f"output {tuple(output.shape)}, weights {tuple(weights.shape)}"
-        )
-    _check_labels("labels", labels, M, "keys")
     if ax is None:
         _, ax = plt.subplots(figsize=(4.8, 4.8))
     cmap = plt.get_cmap(CMAP)

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import torch
 
+from attn._checks import check, checked
+
 __all__ = ["AttentionView", "attention_viewer"]
 
 MAX_WEIGHT = 1e9  # larger values would not survive the integer encoding (JavaScript numbers)
@@ -82,91 +84,134 @@ class AttentionView:
         return path
 
 
-def _as_examples(weights: torch.Tensor | Sequence[torch.Tensor]) -> list[torch.Tensor]:
-    if isinstance(weights, torch.Tensor):
-        return [weights]
-    if isinstance(weights, Sequence) and weights and all(isinstance(w, torch.Tensor) for w in weights):
-        return list(weights)
-    kind = type(weights).__name__
-    raise ValueError(f"weights must be a tensor (..., Tq, Tk) or a non-empty list of them, got {kind}")
+# --- the checks at the door ---------------------------------------------------------------------------------------
 
 
-def _as_token_lists(name: str, tokens: object, n: int) -> list[list[str]]:
-    """One token list per example; a single flat list is shared by every example."""
-    if isinstance(tokens, str) or not isinstance(tokens, Sequence):
-        raise ValueError(f"{name} must be a list of strings (or one list per example), got {type(tokens).__name__}")
-    if all(isinstance(t, str) for t in tokens):
-        return [list(tokens)] * n
-    if len(tokens) != n or not all(
+def _check_examples(weights: object) -> None:
+    ok = isinstance(weights, torch.Tensor) or (
+        isinstance(weights, Sequence) and weights and all(isinstance(w, torch.Tensor) for w in weights)
+    )
+    check(ok, lambda: "weights must be a tensor (..., Tq, Tk) or a non-empty list of them, "
+          f"got {type(weights).__name__}")  # fmt: skip
+
+
+def _check_token_lists(name: str, tokens: object, n: int) -> None:
+    """One list of strings, or ``n`` of them (one per example)."""
+    check(not isinstance(tokens, str) and isinstance(tokens, Sequence), lambda: f"{name} must be a list of strings "
+          f"(or one list per example), got {type(tokens).__name__}")  # fmt: skip
+    per_example = len(tokens) == n and all(
         isinstance(ts, Sequence) and not isinstance(ts, str) and all(isinstance(t, str) for t in ts) for ts in tokens
-    ):
-        raise ValueError(f"{name} must be a list of strings or {n} lists of strings (one per example)")
-    return [list(ts) for ts in tokens]
+    )
+    check(all(isinstance(t, str) for t in tokens) or per_example,
+          f"{name} must be a list of strings or {n} lists of strings (one per example)")  # fmt: skip
 
 
 def _check_example(k: int, w: torch.Tensor, rows: list[str], cols: list[str], lead: tuple[int, ...], n: int) -> None:
     """Example ``k`` has ``n`` axes of sizes ``lead``, one row per query token and one column per key token."""
     where = f"weights[{k}] (shape {tuple(w.shape)})"
-    if w.ndim != 2 + n:
-        raise ValueError(f"{where} must have {2 + n} dimensions: one per axis in axes, then (Tq, Tk)")
-    if tuple(w.shape[:-2]) != lead:
-        raise ValueError(f"{where} has axis sizes {tuple(w.shape[:-2])}, but the first example has {lead}")
-    if w.numel() == 0:
-        raise ValueError(f"{where} is empty: every axis and (Tq, Tk) must have size >= 1")
-    if w.shape[-2] != len(rows) or w.shape[-1] != len(cols):
-        raise ValueError(
-            f"{where}: query_tokens has {len(rows)} and key_tokens {len(cols)} tokens (key_tokens defaults to "
-            f"query_tokens), which do not match (Tq, Tk) = {tuple(w.shape[-2:])}"
-        )
-    if w.is_complex() or not torch.isfinite(w.double()).all() or w.double().abs().max() > MAX_WEIGHT:
-        raise ValueError(f"{where} has complex, non-finite or huge (> {MAX_WEIGHT:g}) values")
+    check(w.ndim == 2 + n, f"{where} must have {2 + n} dimensions: one per axis in axes, then (Tq, Tk)")
+    check(tuple(w.shape[:-2]) == lead,
+          f"{where} has axis sizes {tuple(w.shape[:-2])}, but the first example has {lead}")  # fmt: skip
+    check(w.numel() > 0, f"{where} is empty: every axis and (Tq, Tk) must have size >= 1")
+    check(w.shape[-2] == len(rows) and w.shape[-1] == len(cols),
+          f"{where}: query_tokens has {len(rows)} and key_tokens {len(cols)} tokens (key_tokens defaults to "
+          f"query_tokens), which do not match (Tq, Tk) = {tuple(w.shape[-2:])}")  # fmt: skip
+    ok = not w.is_complex() and bool(torch.isfinite(w.double()).all()) and w.double().abs().max() <= MAX_WEIGHT
+    check(ok, f"{where} has complex, non-finite or huge (> {MAX_WEIGHT:g}) values")
 
 
 def _check_rows(k: int, w: torch.Tensor) -> None:
     """Every row of example ``k`` sums to 1 (or 0: nothing to attend to) and has no negative weight."""
     sums = w.double().sum(-1)
     good = ((sums - 1).abs() <= 1e-3) | (sums.abs() <= 1e-3)
-    if bool((w < 0).any()) or not bool(good.all()):
-        raise ValueError(
-            f"weights[{k}] (shape {tuple(w.shape)}) has rows that are not distributions (row sums from "
-            f"{float(sums.min()):.4g} to {float(sums.max()):.4g}, smallest weight {float(w.min()):.4g}); pass "
-            "distributions=False for matrices that are not attention weights"
-        )
+    check(not bool((w < 0).any()) and bool(good.all()),
+          lambda: f"weights[{k}] (shape {tuple(w.shape)}) has rows that are not distributions (row sums from "
+          f"{float(sums.min()):.4g} to {float(sums.max()):.4g}, smallest weight {float(w.min()):.4g}); pass "
+          "distributions=False for matrices that are not attention weights")  # fmt: skip
 
 
-def _axes_data(axes: object, ticks: Mapping[str, Sequence[str]] | None, lead: tuple[int, ...]) -> list[dict]:
-    """Name and tick labels of each selector axis (default ticks 1, 2, ...)."""
+def _check_axes(axes: object) -> None:
+    check(not isinstance(axes, str) and isinstance(axes, Sequence),
+          lambda: f"axes must be a list of names, e.g. ('layer', 'head'), got {axes!r}")  # fmt: skip
+    check(all(isinstance(a, str) for a in axes) and len(set(axes)) == len(axes),
+          lambda: f"axes must be distinct names, got {list(axes)}")  # fmt: skip
+
+
+def _check_ticks(axes: Sequence[str], ticks: Mapping[str, Sequence[str]] | None, lead: tuple[int, ...]) -> None:
+    """Tick labels only for named axes, one per position."""
     ticks = dict(ticks or {})
     unknown = set(ticks) - set(axes)
-    if unknown:
-        raise ValueError(f"ticks names {sorted(unknown)}, which are not in axes {list(axes)}")
-    data = []
+    check(not unknown, lambda: f"ticks names {sorted(unknown)}, which are not in axes {list(axes)}")
     for axis, n in zip(axes, lead, strict=True):
-        labels = [str(t) for t in ticks.get(axis, range(1, n + 1))]
-        if len(labels) != n:
-            raise ValueError(f"ticks[{axis!r}] has {len(labels)} labels, but the {axis} axis has size {n}")
-        data.append({"name": axis, "ticks": labels})
-    return data
-
-
-def _check_axes(axes: object) -> list[str]:
-    if isinstance(axes, str) or not isinstance(axes, Sequence):
-        raise ValueError(f"axes must be a list of names, e.g. ('layer', 'head'), got {axes!r}")
-    if any(not isinstance(a, str) for a in axes) or len(set(axes)) != len(axes):
-        raise ValueError(f"axes must be distinct names, got {list(axes)}")
-    return list(axes)
+        labels = list(ticks.get(axis, range(n)))
+        check(len(labels) == n, f"ticks[{axis!r}] has {len(labels)} labels, but the {axis} axis has size {n}")
 
 
 def _check_labels(examples: object, n: int, names: object, vmax: object) -> None:
     """The example names (one per tensor), the two axis names and vmax (a positive number or None)."""
-    if isinstance(examples, str) or not isinstance(examples, Sequence) or len(examples) != n:
-        raise ValueError(f"examples must be {n} names (one per weights tensor), got {examples!r}")
-    if not all(isinstance(e, str) for e in examples):
-        raise ValueError(f"examples must be {n} names (one per weights tensor), got {examples!r}")
-    if not isinstance(names, (tuple, list)) or len(names) != 2 or not all(isinstance(x, str) for x in names):
-        raise ValueError(f"names must be two strings (rows, columns), got {names!r}")
-    if vmax is not None and (isinstance(vmax, bool) or not isinstance(vmax, Real) or not 0 < vmax < math.inf):
-        raise ValueError(f"vmax must be a positive number or None, got {vmax!r}")
+    named = not isinstance(examples, str) and isinstance(examples, Sequence) and len(examples) == n
+    check(named and all(isinstance(e, str) for e in examples),
+          lambda: f"examples must be {n} names (one per weights tensor), got {examples!r}")  # fmt: skip
+    check(isinstance(names, (tuple, list)) and len(names) == 2 and all(isinstance(x, str) for x in names),
+          lambda: f"names must be two strings (rows, columns), got {names!r}")  # fmt: skip
+    check(vmax is None or (not isinstance(vmax, bool) and isinstance(vmax, Real) and 0 < vmax < math.inf),
+          lambda: f"vmax must be a positive number or None, got {vmax!r}")  # fmt: skip
+
+
+def _attention_viewer_args(
+    weights: torch.Tensor | Sequence[torch.Tensor],
+    query_tokens: Sequence[str] | Sequence[Sequence[str]],
+    key_tokens: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    *,
+    axes: Sequence[str] = (),
+    ticks: Mapping[str, Sequence[str]] | None = None,
+    examples: Sequence[str] | None = None,
+    names: tuple[str, str] = ("query", "key"),
+    title: str = "",
+    vmax: float | None = 1.0,
+    distributions: bool = True,
+) -> None:
+    _check_examples(weights)
+    tensors = _examples(weights)
+    _check_token_lists("query_tokens", query_tokens, len(tensors))
+    rows = _token_lists(query_tokens, len(tensors))
+    if key_tokens is not None:
+        _check_token_lists("key_tokens", key_tokens, len(tensors))
+    cols = rows if key_tokens is None else _token_lists(key_tokens, len(tensors))
+    _check_axes(axes)
+    lead = tuple(tensors[0].shape[: len(axes)])
+    for k, (w, r, c) in enumerate(zip(tensors, rows, cols, strict=True)):
+        _check_example(k, w, r, c, lead, len(axes))
+    _check_labels([""] * len(tensors) if examples is None else examples, len(tensors), names, vmax)  # the default fits
+    check(isinstance(distributions, bool), lambda: f"distributions must be True or False, got {distributions!r}")
+    if distributions:
+        for k, w in enumerate(tensors):
+            _check_rows(k, w.detach())
+    _check_ticks(axes, ticks, lead)
+
+
+# --- the view ------------------------------------------------------------------------------------------------------
+
+
+def _examples(weights: torch.Tensor | Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """One tensor per example."""
+    return [weights] if isinstance(weights, torch.Tensor) else list(weights)
+
+
+def _token_lists(tokens: Sequence[str] | Sequence[Sequence[str]], n: int) -> list[list[str]]:
+    """One token list per example; a single flat list is shared by every example."""
+    if all(isinstance(t, str) for t in tokens):
+        return [list(tokens)] * n
+    return [list(ts) for ts in tokens]
+
+
+def _axes_data(axes: Sequence[str], ticks: Mapping[str, Sequence[str]] | None, lead: tuple[int, ...]) -> list[dict]:
+    """Name and tick labels of each selector axis (default ticks 1, 2, ...)."""
+    ticks = dict(ticks or {})
+    return [
+        {"name": axis, "ticks": [str(t) for t in ticks.get(axis, range(1, n + 1))]}
+        for axis, n in zip(axes, lead, strict=True)
+    ]
 
 
 def _fragment(data: dict) -> str:
@@ -182,6 +227,7 @@ def _fragment(data: dict) -> str:
     )
 
 
+@checked(_attention_viewer_args)
 def attention_viewer(
     weights: torch.Tensor | Sequence[torch.Tensor],
     query_tokens: Sequence[str] | Sequence[Sequence[str]],
@@ -204,21 +250,12 @@ def attention_viewer(
     Every row must be a distribution (sum to 1, or 0 for a row with nothing to attend to) unless
     ``distributions=False``, for matrices that are not attention: a memory's usage over time, a link matrix.
     """
-    tensors = [w.detach().cpu() for w in _as_examples(weights)]
-    rows = _as_token_lists("query_tokens", query_tokens, len(tensors))
-    cols = rows if key_tokens is None else _as_token_lists("key_tokens", key_tokens, len(tensors))
-    axes = _check_axes(axes)
+    tensors = [w.detach().cpu() for w in _examples(weights)]  # (*axes, Tq, Tk) each
+    rows = _token_lists(query_tokens, len(tensors))
+    cols = rows if key_tokens is None else _token_lists(key_tokens, len(tensors))
     lead = tuple(tensors[0].shape[: len(axes)])
-    for k, (w, r, c) in enumerate(zip(tensors, rows, cols, strict=True)):
-        _check_example(k, w, r, c, lead, len(axes))
     if examples is None:
         examples = [" ".join(r) for r in rows] if len(tensors) > 1 else [""]
-    _check_labels(examples, len(tensors), names, vmax)
-    if not isinstance(distributions, bool):
-        raise ValueError(f"distributions must be True or False, got {distributions!r}")
-    if distributions:
-        for k, w in enumerate(tensors):
-            _check_rows(k, w)
     axis_data = _axes_data(axes, ticks, lead)
     scale = 10**DECIMALS
     data = {

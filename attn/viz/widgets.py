@@ -22,6 +22,7 @@ import ipywidgets as widgets
 import torch
 from matplotlib.figure import Figure
 
+from attn._checks import check, check_in_range, checked
 from attn.data.babi import split_sentences
 from attn.data.translation import Translation
 from attn.functional import content_addressing, dot_product_scores, softmax
@@ -63,8 +64,8 @@ class Frame:
     alt: str = ""
 
     def __post_init__(self) -> None:
-        if self.png and not self.alt.strip():
-            raise ValueError("alt must say what the plot shows (a plot without it is hidden from screen readers)")
+        check(not self.png or self.alt.strip(),
+              "alt must say what the plot shows (a plot without it is hidden from screen readers)")  # fmt: skip
 
 
 LEGIBLE_SHARE = 0.8  # a plot is never shown under 80 % of its size: its 10-px labels stay at 8 px or more
@@ -157,9 +158,72 @@ def _panel(controls: list[widgets.Widget], render: Callable[[], Frame]) -> widge
     return widgets.VBox([*controls, readout, figure])
 
 
+# --- the checks at each door: a panel draws its first frame while it is built, so panels are not @checked (the
+# library functions that frame calls, softmax, content_addressing, the plots, keep their own checks); each calls its
+# door on its first line. Panels that take the caller's functions (translate, answer, read, sample) could not be
+# @checked anyway: the caller's code would run unchecked inside.
+
+
+def _check_slider(name: str, value: object, low: float, high: float) -> None:
+    ok = not isinstance(value, bool) and isinstance(value, numbers.Real) and low <= value <= high
+    check(ok, lambda: f"{name} must be a number in [{low:g}, {high:g}] (the slider's range), got {value!r}")
+
+
+def _softmax_panel_args(logits: torch.Tensor, labels: Sequence[str], temperature: float = 1.0) -> None:
+    shape = tuple(torch.as_tensor(logits, dtype=torch.float32).shape)
+    check(labels is not None and len(shape) == 1 and len(labels) == shape[0],
+          lambda: f"logits must be 1-D with one label each, got logits {shape} and labels {labels!r}")  # fmt: skip
+    _check_slider("temperature", temperature, 0.01, 100)
+
+
+def _lookup_panel_args(
+    keys: torch.Tensor, labels: Sequence[str], query: Sequence[float] = (1.0, 0.0), temperature: float = 1.0
+) -> None:
+    shape = tuple(torch.as_tensor(keys, dtype=torch.float32).shape)
+    check(labels is not None and len(shape) == 2 and shape[1] == 2 and len(labels) == shape[0],
+          lambda: f"keys must have shape (M, 2) with one label per key, got {shape} and labels {labels!r}")  # fmt: skip
+    coordinates = tuple(float(c) for c in query)
+    check(len(coordinates) == 2,
+          f"query must have 2 coordinates (q_x, q_y), got {len(coordinates)}: {coordinates}")  # fmt: skip
+    _check_slider("temperature", temperature, 0.01, 100)
+
+
+def _addressing_panel_args(
+    key: torch.Tensor, memory: torch.Tensor, labels: Sequence[str], strength: float = 1.0
+) -> None:
+    k, M = (tuple(torch.as_tensor(x, dtype=torch.float32).shape) for x in (key, memory))
+    check(len(k) == 1 and len(M) == 2 and M[1] == k[0] and len(labels) == M[0],
+          f"need key (d,), memory (M, d) and M labels, got key {k}, memory {M} and {len(labels)} labels")  # fmt: skip
+    _check_slider("strength", strength, 0, 50)
+
+
+def _ntm_addressing_panel_args(
+    key: torch.Tensor, memory: torch.Tensor, previous: torch.Tensor, labels: Sequence[str]
+) -> None:
+    k, M, w = (tuple(torch.as_tensor(x, dtype=torch.float32).shape) for x in (key, memory, previous))
+    N = M[0] if len(M) == 2 else -1
+    check(len(k) == 1 and N >= 3 and M[1] == k[0] and w == (N,) and len(labels) == N,
+          f"need key (W,), memory (N, W) with N >= 3, previous (N,) and N labels, got key {k}, memory {M}, "
+          f"previous {w} and {len(labels)} labels")  # fmt: skip
+
+
+def _scene_panel_args(
+    images: torch.Tensor,
+    answer: Callable[[torch.Tensor, int], object],
+    questions: Sequence[str],
+    answers: Sequence[str],
+    truth: Callable[[int, int], str | None],
+) -> None:
+    check(isinstance(images, torch.Tensor) and images.dim() == 4 and len(images) > 0,
+          lambda: f"images must be a non-empty (N, C, H, W) tensor, "
+          f"got {getattr(images, 'shape', images)!r}")  # fmt: skip
+    check(questions and answers, "questions and answers must name at least one question and one answer")
+
+
+# --- the panels ----------------------------------------------------------------------------------------------------
+
+
 def _temperature_slider(value: float) -> widgets.FloatLogSlider:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.01 <= value <= 100:
-        raise ValueError(f"temperature must be a number in [0.01, 100] (the slider's range), got {value!r}")
     return widgets.FloatLogSlider(
         value=value,
         base=10,
@@ -174,11 +238,8 @@ def _temperature_slider(value: float) -> widgets.FloatLogSlider:
 
 def softmax_panel(logits: torch.Tensor, labels: Sequence[str], temperature: float = 1.0) -> widgets.VBox:
     """A temperature slider over ``softmax(logits / τ)``: a bar chart and the exact weights."""
+    _softmax_panel_args(logits, labels, temperature)
     logits = torch.as_tensor(logits, dtype=torch.float32)
-    if labels is None or logits.dim() != 1 or len(labels) != logits.numel():
-        raise ValueError(
-            f"logits must be 1-D with one label each, got logits {tuple(logits.shape)} and labels {labels!r}"
-        )
     slider = _temperature_slider(temperature)
 
     def render() -> Frame:
@@ -197,14 +258,9 @@ def lookup_panel(
     temperature: float = 1.0,
 ) -> widgets.VBox:
     """Move a 2-D query with sliders and watch ``p = softmax(K q / τ)`` and the weighted sum ``pᵀK``."""
-    keys = torch.as_tensor(keys, dtype=torch.float32)
-    if labels is None or keys.dim() != 2 or keys.shape[1] != 2 or len(labels) != keys.shape[0]:
-        raise ValueError(
-            f"keys must have shape (M, 2) with one label per key, got {tuple(keys.shape)} and labels {labels!r}"
-        )
+    _lookup_panel_args(keys, labels, query, temperature)
+    keys = torch.as_tensor(keys, dtype=torch.float32)  # (M, 2)
     query = tuple(float(c) for c in query)
-    if len(query) != 2:
-        raise ValueError(f"query must have 2 coordinates (q_x, q_y), got {len(query)}: {query}")
     lim = max(float(keys.abs().max()), *(abs(c) for c in query)) * 1.5  # the query always fits the sliders
     sliders = [
         widgets.FloatSlider(value=float(value), min=-lim, max=lim, step=0.05, description=name)
@@ -266,8 +322,7 @@ def translation_panel(
     ``translate(sentence)`` returns a :class:`attn.data.translation.Translation`; unknown words are named under the
     translation, and a ``ValueError`` (empty or over-long input) is shown as a message, never raised.
     """
-    if not examples:
-        raise ValueError("examples must hold at least one sentence for the drop-down")
+    check(examples, "examples must hold at least one sentence for the drop-down")
     choose = widgets.Dropdown(options=list(examples), value=examples[0], description="example",
                               layout={"width": "95%"})  # fmt: skip
     text = widgets.Text(value=value if value is not None else examples[0], description="source",
@@ -300,14 +355,8 @@ def addressing_panel(
 ) -> widgets.VBox:
     """A sharpness slider β over content addressing ``w = softmax(β cos(key, M_i))``: uniform at β = 0,
     one memory row as β grows."""
+    _addressing_panel_args(key, memory, labels, strength)
     key, memory = torch.as_tensor(key, dtype=torch.float32), torch.as_tensor(memory, dtype=torch.float32)
-    if key.dim() != 1 or memory.dim() != 2 or memory.shape[1] != key.shape[0] or len(labels) != memory.shape[0]:
-        raise ValueError(
-            f"need key (d,), memory (M, d) and M labels, got key {tuple(key.shape)}, memory "
-            f"{tuple(memory.shape)} and {len(labels)} labels"
-        )
-    if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or not 0 <= strength <= 50:
-        raise ValueError(f"strength must be a number in [0, 50] (the slider's range), got {strength!r}")
     slider = widgets.FloatSlider(value=strength, min=0.0, max=50.0, step=0.5, description="sharpness β",
                                  style={"description_width": "initial"})  # fmt: skip
 
@@ -320,10 +369,13 @@ def addressing_panel(
     return _panel([slider], render)
 
 
+def _soft_shift_args(offset: float) -> None:
+    check_in_range("offset", offset, -1, 1)
+
+
+@checked(_soft_shift_args)
 def soft_shift(offset: float) -> torch.Tensor:
     """A shift distribution over offsets -1, 0, +1 for a fractional ``offset`` in [-1, 1]: 0.25 -> [0, 0.75, 0.25]."""
-    if isinstance(offset, bool) or not isinstance(offset, numbers.Real) or not -1 <= offset <= 1:
-        raise ValueError(f"offset must be a number in [-1, 1], got {offset!r}")
     return torch.tensor([max(-offset, 0.0), 1 - abs(offset), max(offset, 0.0)])
 
 
@@ -332,14 +384,9 @@ def ntm_addressing_panel(
 ) -> widgets.VBox:
     """Sliders for an NTM head's key strength β, gate g, shift and γ (Graves et al. 2014, eqs. 5-9): the weighting
     after each of the four steps, drawn two by two."""
+    _ntm_addressing_panel_args(key, memory, previous, labels)
     key, memory = torch.as_tensor(key, dtype=torch.float32), torch.as_tensor(memory, dtype=torch.float32)
     previous = torch.as_tensor(previous, dtype=torch.float32)
-    N = memory.shape[0] if memory.dim() == 2 else -1
-    if key.dim() != 1 or N < 3 or memory.shape[1] != key.shape[0] or previous.shape != (N,) or len(labels) != N:
-        raise ValueError(
-            f"need key (W,), memory (N, W) with N >= 3, previous (N,) and N labels, got key {tuple(key.shape)}, "
-            f"memory {tuple(memory.shape)}, previous {tuple(previous.shape)} and {len(labels)} labels"
-        )
     style = {"description_width": "initial"}
     sliders = [
         widgets.FloatSlider(value=5.0, min=0.0, max=50.0, step=0.5, description="key strength β", style=style),
@@ -379,8 +426,7 @@ def memory_panel(
     ``answer(sentences, question)`` returns an :class:`attn.memn2n.Answer`; unknown words are named, and a
     ``ValueError`` (an empty story or question) is shown as a message, never raised.
     """
-    if not stories:
-        raise ValueError("stories must hold at least one (sentences, question) pair for the drop-down")
+    check(stories, "stories must hold at least one (sentences, question) pair for the drop-down")
     names = [f"{i + 1}: {question[:1].upper()}{question[1:]}" for i, (_, question) in enumerate(stories)]
     choose = widgets.Dropdown(options=list(zip(names, range(len(stories)), strict=True)), value=0,
                               description="example", layout={"width": "95%"})  # fmt: skip
@@ -439,12 +485,11 @@ def head_panel(
     ``read(sentence)`` returns a tuple over layers of ``(1, H, T, T)`` weights and the T tokens; a
     ``ValueError`` it raises is shown as a message, never raised.
     """
-    if not examples:
-        raise ValueError("examples must hold at least one sentence for the drop-down")
+    check(examples, "examples must hold at least one sentence for the drop-down")
     attention, _ = read(examples[0])
     L, H = len(attention), attention[0].shape[1]
-    if not (0 <= layer < L and 0 <= head < H):
-        raise ValueError(f"layer must be in 0..{L - 1} and head in 0..{H - 1}, got layer={layer}, head={head}")
+    check(0 <= layer < L and 0 <= head < H,
+          f"layer must be in 0..{L - 1} and head in 0..{H - 1}, got layer={layer}, head={head}")  # fmt: skip
     choose = widgets.Dropdown(options=list(examples), value=examples[0], description="example",
                               layout={"width": "95%"})  # fmt: skip
     text = widgets.Text(value=examples[0], description="sentence", continuous_update=False,
@@ -469,6 +514,7 @@ def head_panel(
 
 def sampling_panel(sample: Callable[[float], Sequence[str]], temperature: float = 1.0) -> widgets.VBox:
     """A temperature slider over text a model writes: ``sample(τ)`` returns sentences drawn at temperature τ."""
+    _check_slider("temperature", temperature, 0.01, 100)
     slider = _temperature_slider(temperature)
     out = widgets.HTML()
 
@@ -500,10 +546,7 @@ def scene_panel(
     question ids; ``truth(i, question)`` is the right answer for scene ``i``, or None when the question has none
     there (no object of that colour): the model answers anyway, and the panel says so.
     """
-    if not isinstance(images, torch.Tensor) or images.dim() != 4 or len(images) == 0:
-        raise ValueError(f"images must be a non-empty (N, C, H, W) tensor, got {getattr(images, 'shape', images)!r}")
-    if not questions or not answers:
-        raise ValueError("questions and answers must name at least one question and one answer")
+    _scene_panel_args(images, answer, questions, answers, truth)
     scene = widgets.IntSlider(value=0, min=0, max=len(images) - 1, description="scene", continuous_update=False)
     question = widgets.Dropdown(options=[(q, k) for k, q in enumerate(questions)], value=0, description="question",
                                 layout={"width": "60%"})  # fmt: skip

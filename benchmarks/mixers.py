@@ -34,7 +34,8 @@ import torch
 from attn.data.sequences import tagging_task
 from attn.training import seeded
 from attn.transformer import tagging_accuracy
-from attn.transformer.mixers import MIXERS, MixerTagger, train_mixer_tagger
+from attn.transformer.mixers import MIXERS, MixerTagger
+from attn.transformer.train import train_mixer_tagger
 
 GRID = (1e-3, 3e-3, 1e-2, 3e-2)
 SCALE_GRID = (1e-4, 3e-4, *GRID)  # the √d_k arms: the third chose the old grid's lowest rate

@@ -1,9 +1,11 @@
 """The layout rules of ARCHITECTURE.md, read from the imports of every module of attn: the floors, the mechanism
-packages side by side, views that know no model, and a graph that stays shallow."""
+packages side by side and laid out alike, views that know no model, no private name used outside its module, and a
+graph that stays shallow."""
 
 import ast
 import importlib
 import inspect
+import textwrap
 from collections import defaultdict
 from pathlib import Path
 
@@ -26,7 +28,7 @@ MECHANISMS = {
 }
 VIEWS = {"attn.viz"}
 BOOK = {"attn.book"}
-MAX_LEVELS = 6
+MAX_LEVELS = 6  # the deepest: a trainer -> its model -> the blocks (layers -> attention) -> attend -> the checks
 
 
 def _modules() -> dict[str, Path]:
@@ -49,13 +51,21 @@ def _resolve(name: str) -> str:
     return name
 
 
+def _type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
 def _imports() -> dict[str, set[str]]:
     """Each module of attn -> the modules of attn it imports (``from attn.x import f``: attn.x, or attn.x.f if that
     is a module)."""
     edges: dict[str, set[str]] = defaultdict(set)
     for name, path in MODULES.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        annotations_only = {id(n) for block in ast.walk(tree) if _type_checking(block) for n in ast.walk(block)}
+        for node in ast.walk(tree):
+            if id(node) in annotations_only:  # `if TYPE_CHECKING:` imports never run: no edge
+                continue
             targets = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -75,7 +85,7 @@ EDGES = _imports()
 
 
 def unit(name: str) -> str:
-    """The package or top-level module a module belongs to: attn.memory.dnc -> attn.memory."""
+    """The package or top-level module a module belongs to: attn.memory.model -> attn.memory."""
     return ".".join(name.split(".")[:2])
 
 
@@ -160,6 +170,97 @@ def test_no_cycle_and_at_most_six_levels():
 def test_the_rules_can_fail():
     """The rules read real imports, and a break is seen: the ViT taking its encoder from the Transformer's package
     instead of the blocks."""
-    assert "attn.blocks" in EDGES["attn.vision.vit"]
-    broken = {**EDGES, "attn.vision.vit": EDGES["attn.vision.vit"] | {"attn.transformer.models"}}
-    assert crossings(broken) == ["attn.vision.vit -> attn.transformer.models"]
+    assert "attn.blocks" in EDGES["attn.vision.model"]
+    broken = {**EDGES, "attn.vision.model": EDGES["attn.vision.model"] | {"attn.transformer.model"}}
+    assert crossings(broken) == ["attn.vision.model -> attn.transformer.model"]
+
+
+# ------------------------------------------------------------------------------- one layout in every mechanism package
+
+LAID_OUT = {"model", "train", "measures", "explain", "__main__"}  # the same names in every package, where it has them
+EQUATIONS = {  # the mechanism's own equations, one idea per module
+    "attn.memory": {"addressing", "access", "dynamic_allocation", "temporal_linkage"},
+    "attn.memn2n": set(),
+    "attn.seq2seq": {"scores", "translate"},
+    "attn.transformer": {"mixers", "translate", "pretraining"},
+    "attn.vision": {"glimpse", "patches", "rollout", "ram"},  # ram: the hard-attention model's hybrid loss
+    "attn.scale": {"linear", "tiled", "recall"},
+}
+PACKAGES = sorted(name for name in INITS if name in MECHANISMS)
+
+
+def _defined(module_name: str) -> list[tuple[str, object]]:
+    """The classes and functions a module defines itself (not those it imports)."""
+    module = importlib.import_module(module_name)
+    return [(n, v) for n, v in vars(module).items()
+            if (inspect.isclass(v) or inspect.isfunction(v)) and v.__module__ == module_name]  # fmt: skip
+
+
+def misnamed(package: str, names: set[str]) -> list[str]:
+    """The modules of ``package`` named neither as the layout says nor as one of its equations."""
+    return sorted(names - LAID_OUT - EQUATIONS[package])
+
+
+def test_every_mechanism_package_is_laid_out_alike():
+    """model.py (its models, their configs and outputs), train.py (every train_* function and its loss helpers),
+    measures.py, explain.py, __main__.py: no models.py, measure.py, cost.py, tagging.py, ntm.py, vit.py..."""
+    assert PACKAGES == sorted(EQUATIONS), "a new mechanism package: give it its EQUATIONS here"
+    assert misnamed("attn.vision", {"model", "vit", "cost", "glimpse"}) == ["cost", "vit"]  # the rule can fail
+    for package in PACKAGES:
+        names = {name.rpartition(".")[2] for name in MODULES if name.startswith(package + ".")}
+        assert misnamed(package, names) == [], f"{package}: name these modules as ARCHITECTURE.md says"
+        defined = {name: _defined(name) for name in MODULES if name.startswith(package + ".")}
+        models = {
+            m for m, found in defined.items() for _, v in found if inspect.isclass(v) and issubclass(v, nn.Module)
+        }
+        trainers = {
+            m for m, found in defined.items() for n, v in found if inspect.isfunction(v) and n.startswith("train_")
+        }
+        assert not models or f"{package}.model" in models, f"{package} defines models in {sorted(models)}, no model.py"
+        assert trainers <= {f"{package}.train"}, f"{package} defines train_* functions outside train.py: {trainers}"
+        for module, found in defined.items():
+            configs = [n for n, v in found if inspect.isclass(v) and n.endswith("Config")]
+            assert not configs or module == f"{package}.model", f"{module} defines {configs}: they go to model.py"
+            modules = [n for n, v in found if inspect.isclass(v) and issubclass(v, nn.Module)]
+            assert not modules or module.rpartition(".")[2] not in LAID_OUT - {"model"}, f"{module} defines {modules}"
+
+
+def private_imports(name: str, source: str) -> list[str]:
+    """The names starting with ``_`` that module ``name`` takes from another module of attn: ``from attn.x import
+    _f``, or ``m._f`` / ``C._f`` where ``m`` is an attn module it imported or ``C`` a name it imported from one."""
+    found, imported = [], set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == "attn"):
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{name} imports {alias.name} from {node.module}")
+                imported.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            imported |= {
+                alias.asname or alias.name.split(".")[0] for alias in node.names if alias.name.startswith("attn")
+            }
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in imported:
+                found.append(f"{name} reads {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_uses_another_modules_private_names():
+    """A name starting with ``_`` is its module's own: a helper two modules share is public, in the lower one."""
+    used = [f for name, path in MODULES.items() for f in private_imports(name, path.read_text(encoding="utf-8"))]
+    assert used == []
+    source = textwrap.dedent("""
+        import attn.scale.tiled as tiled
+        from attn.memory.measures import _described
+        from attn.transformer.model import Embedding
+        tiled._online_softmax_update, Embedding._check, Embedding.forward.check
+    """)
+    assert private_imports("attn.x", source) == [
+        "attn.x imports _described from attn.memory.measures",
+        "attn.x reads tiled._online_softmax_update",
+        "attn.x reads Embedding._check",
+    ]

@@ -54,8 +54,7 @@ from attn.masks import causal_mask, padding_mask
 from attn.memn2n import MemN2N, MemN2NConfig
 from attn.memn2n.explain import answer_distribution, answer_probability, supporting_mask
 from attn.memn2n.model import time_index
-from attn.memory.dnc import DNC, DNCConfig
-from attn.memory.ntm import NTM, NTMConfig
+from attn.memory.model import DNC, NTM, DNCConfig, NTMConfig
 from attn.pretrained import Bert, BertConfig, mean_pool
 from attn.scale.linear import causal_linear_attention, delta_rule_attention, recurrent_linear_attention
 from attn.scale.tiled import tiled_attention
@@ -63,20 +62,21 @@ from attn.seq2seq import Seq2Seq, Seq2SeqConfig
 from attn.seq2seq.explain import aligned_words, word_attention, word_probability
 from attn.seq2seq.translate import translate as translate_seq2seq
 from attn.training import fit
+from attn.transformer.measures import fill_in
 from attn.transformer.mixers import MixerTagger
-from attn.transformer.models import LanguageModel, LanguageModelConfig, Transformer, TransformerConfig
-from attn.transformer.pretraining import fill_in, language_model_batch, token_losses, train_language_model
-from attn.transformer.tagging import tagging_accuracy, train_tagger
+from attn.transformer.model import LanguageModel, LanguageModelConfig, Transformer, TransformerConfig
+from attn.transformer.pretraining import language_model_batch
+from attn.transformer.train import tagging_accuracy, token_losses, train_language_model, train_tagger
 from attn.transformer.translate import beam_search, sample_sentences
 from attn.transformer.translate import translate as translate_transformer
 from attn.vision import ViT, ViTConfig
 from attn.vision import explain as vision_explain
-from attn.vision.cost import multiply_adds, values_read
 from attn.vision.glimpse import glimpse, glimpse_boxes
+from attn.vision.measures import multiply_adds, values_read
+from attn.vision.model import PooledNet, RAMConfig, RecurrentAttention, SoftAttentionNet, SpatialConfig
 from attn.vision.patches import patchify
-from attn.vision.ram import RAMConfig, RecurrentAttention, ram_loss
+from attn.vision.ram import ram_loss
 from attn.vision.rollout import attention_rollout, class_token_map
-from attn.vision.spatial import PooledNet, SoftAttentionNet, SpatialConfig
 
 DEVICES = (
     ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) + (["mps"] if torch.backends.mps.is_available() else [])

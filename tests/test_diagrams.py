@@ -347,7 +347,8 @@ def test_dnc_step_names_the_bookkeeping_functions_in_the_order_forward_calls_the
 
 def test_glimpse_loop_names_the_parts_of_recurrent_attention():
     from attn.vision.glimpse import glimpse, glimpse_boxes
-    from attn.vision.ram import RAMConfig, RecurrentAttention, ram_loss
+    from attn.vision.model import RAMConfig, RecurrentAttention
+    from attn.vision.ram import ram_loss
 
     words = labels("glimpse_loop").replace("\u2002", "  ")
     config = RAMConfig()
@@ -404,7 +405,7 @@ def test_vit_names_the_attributes_and_shapes_of_the_code():
 def test_positions_names_the_tables_and_the_scaling_of_the_code():
     from attn.blocks import LearnedPositions, SinusoidalPositions, sinusoidal_positions
     from attn.transformer import Embedding
-    from attn.transformer.models import POSITIONS
+    from attn.transformer.model import POSITIONS
 
     words = labels("positions").replace("\u2002", "  ")
     sinusoidal = Embedding(10, 16, 8, "sinusoidal", 0.0, 0)

@@ -8,7 +8,7 @@ import torch
 from attn.data.sequences import IGNORE
 from attn.training import seeded
 from attn.transformer import LanguageModel, LanguageModelConfig, fill_in, token_losses
-from attn.transformer.pretraining import fill_in_by_likelihood
+from attn.transformer.measures import fill_in_by_likelihood
 
 V = 13  # ids 0-3 special, 4-12 words
 

@@ -374,10 +374,10 @@ def test_model_and_task_errors(call, words):
 
 def test_every_public_function_is_exported():
     import attn.memory as memory
-    from attn.memory import access, addressing, baseline, dnc, dynamic_allocation, measures, ntm, temporal_linkage
+    from attn.memory import access, addressing, dynamic_allocation, measures, model, temporal_linkage
     from attn.memory import train as memory_train
 
-    modules = (access, addressing, dynamic_allocation, temporal_linkage, ntm, dnc, baseline, measures, memory_train)
+    modules = (access, addressing, dynamic_allocation, temporal_linkage, model, measures, memory_train)
     for module in modules:
         missing = set(module.__all__) - set(memory.__all__)
         assert not missing, (module.__name__, missing)

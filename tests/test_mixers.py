@@ -6,7 +6,8 @@ import torch
 from attn.data.sequences import lookup_tokens, tagging_task
 from attn.training import seeded
 from attn.transformer import tagging_accuracy, train_tagger
-from attn.transformer.mixers import MixerTagger, TokenMixer, train_mixer_tagger
+from attn.transformer.mixers import MixerTagger, TokenMixer
+from attn.transformer.train import train_mixer_tagger
 
 
 @pytest.mark.parametrize("kind", ["attention", "linear"])

@@ -3,7 +3,7 @@
 import torch
 
 import attn
-from attn.scale.measure import elements_written, peak_tensor_bytes
+from attn.scale.measures import elements_written, peak_tensor_bytes
 
 
 def test_one_new_tensor_is_counted_once_with_its_views():

@@ -15,9 +15,8 @@ import torch
 
 from attn._checks import check, check_positive_int, checked
 from attn._random import integers, uniform
-from attn.data.sequences import IGNORE
 from attn.data.translation import make_corpus
-from attn.data.vocab import Vocab
+from attn.data.vocab import IGNORE, Vocab
 
 __all__ = ["MASK", "TextCorpus", "make_text_corpus", "encode_sentences", "mask_tokens"]
 

@@ -15,7 +15,7 @@ import torch
 
 from attn._checks import check, check_nonnegative_int, check_positive_int, check_size, checked
 from attn.data.translation import Corpus, Pair
-from attn.data.vocab import Vocab
+from attn.data.vocab import IGNORE, Vocab
 
 __all__ = [
     "TASKS",
@@ -30,7 +30,6 @@ __all__ = [
 
 TASKS = ("copy", "reverse", "sort")
 TAGGING_TASKS = ("count", "neighbours", "reverse", "lookup")
-IGNORE = -100  # the label of positions that are not scored (torch's CrossEntropyLoss ignore_index)
 SYMBOLS = tuple("abcdefghijklmnopqrstuvwxyz")
 
 

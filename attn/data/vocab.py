@@ -10,10 +10,11 @@ from collections.abc import Iterable, Sequence
 
 from attn._checks import check, checked
 
-__all__ = ["Vocab", "PAD", "BOS", "EOS", "UNK", "tokenize"]
+__all__ = ["Vocab", "PAD", "BOS", "EOS", "UNK", "IGNORE", "tokenize"]
 
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
 _WORD = re.compile(r"[a-z0-9]+")  # words of ASCII text; tokenize reads other scripts letter by letter
+IGNORE = -100  # the label of positions that are not scored (torch's CrossEntropyLoss ignore_index)
 
 
 def _tokenize_args(text: str) -> None:

@@ -1,15 +1,9 @@
-"""End-To-End Memory Networks (Sukhbaatar et al. 2015): the model, its training, and ``python -m attn.memn2n``."""
+"""End-To-End Memory Networks (Sukhbaatar et al. 2015): the model, its training, its measures, and
+``python -m attn.memn2n``."""
 
+from attn.memn2n.measures import evaluate, support_attention
 from attn.memn2n.model import MemN2N, MemN2NConfig, MemN2NOutput, memory_read, position_encoding, time_index
-from attn.memn2n.train import (
-    Answer,
-    MemN2NHistory,
-    MemN2NRun,
-    evaluate,
-    split_valid,
-    support_attention,
-    train_memn2n,
-)
+from attn.memn2n.train import Answer, MemN2NHistory, MemN2NRun, split_valid, train_memn2n
 
 __all__ = [
     "Answer",

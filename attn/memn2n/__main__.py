@@ -36,7 +36,8 @@ from tqdm.auto import tqdm
 
 from attn._checks import check, check_choice, check_nonnegative_int, check_positive_int
 from attn.data.babi import check_vectorizable, read_task, task_file
-from attn.memn2n.train import MemN2NRun, evaluate, split_valid, train_memn2n
+from attn.memn2n.measures import evaluate
+from attn.memn2n.train import MemN2NRun, split_valid, train_memn2n
 from attn.training import dask_executor, scheduler_address
 
 FAILED = 0.05  # the paper counts a task as failed above 5 % test error

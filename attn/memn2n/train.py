@@ -15,13 +15,12 @@ from torch import nn
 
 from attn._checks import check, check_choice, check_nonnegative_int, check_positive_int, check_positive_number, checked
 from attn.data.babi import MEMORY_SIZE, BabiTensors, Example, build_vocab, split_sentences, vectorize
-from attn.data.vocab import UNK, Vocab, tokenize
+from attn.data.vocab import Vocab, tokenize
+from attn.memn2n.measures import evaluate
 from attn.memn2n.model import MemN2N, MemN2NConfig, time_index
 from attn.training import progress_bar, seeded
 
-UNK_ID = Vocab([]).index[UNK]
-
-__all__ = ["Answer", "MemN2NHistory", "MemN2NRun", "split_valid", "evaluate", "support_attention", "train_memn2n"]
+__all__ = ["Answer", "MemN2NHistory", "MemN2NRun", "split_valid", "train_memn2n"]
 
 
 @dataclass
@@ -97,24 +96,6 @@ class MemN2NRun:
         return Answer(self.vocab.tokens[best], float(probs[best]), kept, out.hop_attention[0], unknown, supporting)
 
 
-def _support_attention_args(hop_attention: torch.Tensor, supporting: torch.Tensor) -> None:
-    N = hop_attention.shape[0]
-    check(supporting.dim() == 2 and supporting.shape[0] == N,
-          f"supporting must be (N={N}, S), got {tuple(supporting.shape)}")  # fmt: skip
-
-
-@checked(_support_attention_args)
-def support_attention(hop_attention: torch.Tensor, supporting: torch.Tensor) -> torch.Tensor:
-    """Mean attention each hop puts on the supporting sentences: ``(N, K, M), (N, S) -> (K,)``.
-
-    ``supporting`` holds memory slots, -1 for none (as :func:`attn.data.babi.vectorize` returns them).
-    """
-    N, K, M = hop_attention.shape
-    slots = supporting.clamp_min(0).unsqueeze(1).expand(N, K, -1)  # (N, K, S)
-    on_support = hop_attention.gather(2, slots) * (supporting >= 0).unsqueeze(1)  # (N, K, S)
-    return on_support.sum(-1).mean(0)  # (K,)
-
-
 def _split_valid_args(exs: Sequence[Example], fraction: float = 0.1, seed: int = 0) -> None:
     check(0 < fraction < 1, f"fraction must be in (0, 1), got {fraction}")
 
@@ -125,30 +106,6 @@ def split_valid(exs: Sequence[Example], fraction: float = 0.1, seed: int = 0) ->
     order = np.random.default_rng(seed).permutation(len(exs))
     n_valid = max(1, round(len(exs) * fraction))
     return [exs[i] for i in order[n_valid:]], [exs[i] for i in order[:n_valid]]
-
-
-def evaluate(
-    model: MemN2N, data: BabiTensors, *, linear: bool = False, batch_size: int = 1000, unk: int = UNK_ID
-) -> dict[str, Any]:
-    """Mean cross-entropy, error rate and predicted word ids of ``model`` on ``data``.
-
-    A question whose answer the vocabulary does not know (it became ``<unk>``) counts as wrong, whatever the
-    model predicts.
-    """
-    model.eval()
-    losses, predictions = [], []
-    with torch.no_grad():
-        for start in range(0, len(data), batch_size):
-            b = data[start : start + batch_size]
-            logits = model(b.story, b.query, b.lengths, linear=linear).logits
-            losses.append(nn.functional.cross_entropy(logits, b.answer, reduction="sum"))
-            predictions.append(logits.argmax(-1))
-    predicted = torch.cat(predictions)
-    return {
-        "loss": float(sum(losses)) / len(data),
-        "error": float(((predicted != data.answer) | (data.answer == unk)).float().mean()),
-        "predictions": predicted,
-    }
 
 
 def _train_memn2n_args(

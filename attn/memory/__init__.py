@@ -2,13 +2,11 @@
 
 from attn.memory.access import read, write
 from attn.memory.addressing import address, content_addressing, interpolate, sharpen, shift
-from attn.memory.baseline import LSTMBaseline
-from attn.memory.dnc import DNC, DNCConfig, DNCOutput
 from attn.memory.dynamic_allocation import allocation, retention, usage, write_weighting
-from attn.memory.measures import head_moves, head_rows, linear_probe, rows_reused
-from attn.memory.ntm import NTM, NTMConfig, NTMOutput, oneplus
+from attn.memory.measures import errors_per_sequence, head_moves, head_rows, linear_probe, rows_reused
+from attn.memory.model import DNC, NTM, DNCConfig, DNCOutput, LSTMBaseline, NTMConfig, NTMOutput, logits_of, oneplus
 from attn.memory.temporal_linkage import directional_weightings, link_matrix, precedence, read_weighting
-from attn.memory.train import bit_loss, errors_per_sequence, logits_of, train_bits, train_until
+from attn.memory.train import bit_loss, train_bits, train_until
 
 __all__ = [
     "DNC",

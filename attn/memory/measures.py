@@ -1,4 +1,5 @@
-"""What a trained memory model does with its heads, measured from the weightings its ``forward`` returns.
+"""What a trained memory model gets right (bits wrong per sequence) and does with its heads, measured from the
+weightings its ``forward`` returns.
 
 A head's weighting is soft, but a trained head mostly puts nearly all its weight on one row: these measures follow
 that row (the argmax) from step to step.
@@ -7,10 +8,20 @@ that row (the argmax) from step to step.
 from __future__ import annotations
 
 import torch
+from torch import nn
 
 from attn._checks import check, check_positive_int, checked, require_tensor, shape_of
+from attn.data.memory_tasks import BitTask, bit_errors
+from attn.memory.model import logits_of
+from attn.training import evaluating
 
-__all__ = ["head_rows", "head_moves", "rows_reused", "linear_probe"]
+__all__ = ["errors_per_sequence", "head_rows", "head_moves", "rows_reused", "linear_probe"]
+
+
+def errors_per_sequence(model: nn.Module, task: BitTask) -> torch.Tensor:
+    """Bits wrong in each sequence of ``task``, the model in eval mode without gradients: ``(B,)``."""
+    with evaluating(model):
+        return bit_errors(logits_of(model(task.inputs)), task)
 
 
 def _head_rows_args(weights: torch.Tensor) -> None:

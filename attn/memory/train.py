@@ -1,4 +1,4 @@
-"""Training the memory models on bit-vector tasks: one loss, one loop (:func:`attn.training.fit`), bit errors."""
+"""Training the memory models on bit-vector tasks: one loss, one loop (:func:`attn.training.fit`)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,12 @@ from torch import nn
 from torch.nn import functional as F
 
 from attn._checks import check, check_nonnegative_int, check_positive_int
-from attn.data.memory_tasks import BitTask, bit_errors
-from attn.memory.dnc import DNCOutput
-from attn.memory.ntm import NTMOutput
+from attn.data.memory_tasks import BitTask
+from attn.memory.measures import errors_per_sequence
+from attn.memory.model import logits_of
 from attn.training import History, fit, seeded
 
-__all__ = ["logits_of", "bit_loss", "train_bits", "train_until", "errors_per_sequence"]
-
-
-def logits_of(output: torch.Tensor | NTMOutput | DNCOutput) -> torch.Tensor:
-    """The ``(B, T, O)`` logits of any of the memory models' outputs (an LSTM returns them as they are)."""
-    return output if isinstance(output, torch.Tensor) else output.logits
+__all__ = ["bit_loss", "train_bits", "train_until"]
 
 
 def bit_loss(model: nn.Module, task: BitTask) -> torch.Tensor:
@@ -73,16 +68,6 @@ def _goal_args(goal: object) -> None:
     share = None if goal is None else goal[1]
     check(goal is None or not isinstance(share, bool) and isinstance(share, int | float) and math.isfinite(share),
           lambda: f"goal's share must be a finite number, got {share!r}")  # fmt: skip
-
-
-def errors_per_sequence(model: nn.Module, task: BitTask) -> torch.Tensor:
-    """Bits wrong in each sequence of ``task``, the model in eval mode without gradients: ``(B,)``."""
-    was_training = model.training
-    model.eval()
-    with torch.no_grad():
-        errors = bit_errors(logits_of(model(task.inputs)), task)
-    model.train(was_training)
-    return errors
 
 
 def train_until(

@@ -12,7 +12,7 @@ from attn.scale.linear import (
     linear_attention_step,
     recurrent_linear_attention,
 )
-from attn.scale.measure import peak_tensor_bytes
+from attn.scale.measures import peak_tensor_bytes
 from attn.scale.recall import associative_recall, best_setting
 from attn.scale.tiled import (
     OnlineSoftmaxState,

@@ -3,6 +3,7 @@ it, for attributions (:mod:`attn.analysis`)."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from contextlib import contextmanager
 
@@ -29,11 +30,11 @@ def _scaled_source(model: Seq2Seq, scale: torch.Tensor | None, erase: str = "zer
         return
     s = scale[..., None]  # (B, S, 1)
     if erase == "zero":
-        hook = lambda module, args, out: out * s  # noqa: E731
+        hook = lambda module, args, kwargs, out: out * s  # noqa: E731
     else:
         mean = model.source_embedding.weight[1:].mean(0).detach()  # (E,): row 0 is padding
-        hook = lambda module, args, out: out * s + (1 - s) * mean  # noqa: E731
-    handle = model.source_embedding.register_forward_hook(hook)
+        hook = lambda module, args, kwargs, out: out * s + (1 - s) * mean  # noqa: E731
+    handle = model.source_embedding.register_forward_hook(hook, with_kwargs=True)
     try:
         yield
     finally:
@@ -80,13 +81,14 @@ def word_attention(model: Seq2Seq, batch: Batch, step: torch.Tensor) -> tuple[li
     _step_args(batch, step)
     steps: list[torch.Tensor] = []
 
-    def reread(module, args, out):
-        state, annotations, *_ = args
+    def reread(module, args, kwargs, out):
+        # the annotations by name, however the decoder passed them (Attention.forward's keys)
+        annotations = inspect.signature(module.forward).bind(*args, **kwargs).arguments["keys"]
         weights = out[1] * 1.0  # (B, S): a tensor of our own, on the path to the logits
         steps.append(weights)
         return (weights[:, :, None] * annotations).sum(1), weights  # (B, D): c_i = Σ_j α_ij h_j
 
-    handle = model.attention.register_forward_hook(reread)
+    handle = model.attention.register_forward_hook(reread, with_kwargs=True)
     try:
         logits = model(batch.source, batch.source_lengths, batch.target_in).logits  # (B, T, V)
     finally:

@@ -1,4 +1,4 @@
-"""Chapter 2's trainer: a :class:`~attn.seq2seq.Seq2Seq` on the translation corpus, and its held-out scores."""
+"""Chapter 2's trainer: a :class:`~attn.seq2seq.Seq2Seq` on the translation corpus."""
 
 from __future__ import annotations
 
@@ -8,34 +8,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from attn.data.translation import (
-    Corpus,
-    Pair,
-    TranslationScores,
-    encode_batch,
-    random_batches,
-    score_translations,
-)
+from attn.data.translation import Corpus, Pair, encode_batch, random_batches
+from attn.seq2seq.measures import evaluate_translation
 from attn.seq2seq.model import Seq2Seq, Seq2SeqConfig
 from attn.training import History, fit, seeded
 
-__all__ = ["evaluate_translation", "train_translator"]
-
-
-def evaluate_translation(
-    model: Seq2Seq, pairs: Sequence[Pair], corpus: Corpus, batch_size: int = 500
-) -> TranslationScores:
-    """Greedy-decode every pair and score it; read the references once more for the alignments."""
-    bos, eos = corpus.target_vocab.bos, corpus.target_vocab.eos
-    model.eval()
-    with torch.no_grad():
-        return score_translations(
-            lambda batch: model.greedy_decode(batch.source, batch.source_lengths, bos, eos).tokens,
-            lambda batch: model(batch.source, batch.source_lengths, batch.target_in).alignments,
-            pairs,
-            corpus,
-            batch_size,
-        )
+__all__ = ["train_translator"]
 
 
 def train_translator(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 import time
 from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,12 +139,13 @@ def build_seeded(model: nn.Module | Callable[[], nn.Module], seed: int) -> nn.Mo
 
 
 @contextmanager
-def evaluating(model: nn.Module) -> Iterator[None]:
-    """Eval mode (no dropout) and no gradients inside the block; the model's mode is restored after it."""
+def evaluating(model: nn.Module, *, grad: bool = False) -> Iterator[None]:
+    """Eval mode (no dropout) and no gradients inside the block (``grad=True``: gradients as outside it, for a measure
+    that differentiates); the model's mode is restored after it, also when the block raises."""
     was_training = model.training
     model.eval()
     try:
-        with torch.no_grad():
+        with nullcontext() if grad else torch.no_grad():
             yield
     finally:
         model.train(was_training)

@@ -1,8 +1,12 @@
 """The Transformer (Vaswani et al. 2017) and the language models made of the same blocks (:mod:`attn.blocks`):
-whole models, their trainers (translation, tagging), the pretraining objectives of GPT and BERT, decoding, and the
-mixers chapter 5 compares attention with."""
+whole models (:mod:`~attn.transformer.model`), their trainers (translation, tagging, pretraining:
+:mod:`~attn.transformer.train`), what is measured on them (:mod:`~attn.transformer.measures`; the scores the
+trainers check are in :mod:`~attn.transformer.train`), the pretraining
+objectives of GPT and BERT, decoding, and the mixers chapter 5 compares attention with."""
 
-from attn.transformer.models import (
+from attn.transformer.measures import fill_in, fill_in_by_likelihood
+from attn.transformer.mixers import MixerTagger, TaggerOutput
+from attn.transformer.model import (
     Embedding,
     KeyValueCache,
     LanguageModel,
@@ -12,16 +16,16 @@ from attn.transformer.models import (
     TransformerConfig,
     TransformerOutput,
 )
-from attn.transformer.pretraining import (
-    OBJECTIVES,
-    fill_in,
-    language_model_batch,
-    language_model_loss,
+from attn.transformer.pretraining import OBJECTIVES, language_model_batch, language_model_loss
+from attn.transformer.train import (
+    evaluate_transformer,
+    tagging_accuracy,
     token_losses,
     train_language_model,
+    train_mixer_tagger,
+    train_tagger,
+    train_transformer,
 )
-from attn.transformer.tagging import tagging_accuracy, train_tagger
-from attn.transformer.train import evaluate_transformer, train_transformer
 
 __all__ = [
     "OBJECTIVES",
@@ -30,16 +34,20 @@ __all__ = [
     "LanguageModel",
     "LanguageModelConfig",
     "LanguageModelOutput",
+    "MixerTagger",
+    "TaggerOutput",
     "Transformer",
     "TransformerConfig",
     "TransformerOutput",
     "evaluate_transformer",
     "fill_in",
+    "fill_in_by_likelihood",
     "language_model_batch",
     "language_model_loss",
     "tagging_accuracy",
     "token_losses",
     "train_language_model",
+    "train_mixer_tagger",
     "train_tagger",
     "train_transformer",
 ]

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import partial
 
 import torch
 from torch import nn
@@ -26,10 +25,8 @@ from torch import nn
 from attn._checks import check, check_choice, check_positive_int, check_tokens, checked, describe
 from attn.blocks.layers import FeedForward, LayerNorm
 from attn.functional import scaled_dot_product_attention
-from attn.training import History
-from attn.transformer.tagging import train_tagger
 
-__all__ = ["MIXERS", "TokenMixer", "TaggerOutput", "MixerTagger", "train_mixer_tagger"]
+__all__ = ["MIXERS", "TokenMixer", "TaggerOutput", "MixerTagger"]
 
 MIXERS = ("attention", "linear", "conv", "recurrent")
 
@@ -172,39 +169,3 @@ class MixerTagger(nn.Module):
         x = x + mixed
         x = x + self.feed_forward(self.norm2(x))
         return TaggerOutput(self.out(x), W)
-
-
-def train_mixer_tagger(
-    kind: str,
-    data: tuple[torch.Tensor, torch.Tensor],
-    vocab_size: int,
-    num_labels: int,
-    *,
-    steps: int = 600,
-    lr: float = 3e-3,
-    seed: int = 0,
-    valid: tuple[torch.Tensor, torch.Tensor] | None = None,
-    every: int = 100,
-    d_k: int | None = None,
-    scaled: bool = True,
-    match_scaled_start: bool = False,
-    progress: bool = False,
-) -> tuple[MixerTagger, History]:
-    """A :class:`MixerTagger` built from ``seed`` and trained on ``data = (inputs, labels)`` (both ``(N, T)``) with
-    :func:`attn.transformer.train_tagger` (Adam at learning rate ``lr``) from the same seed: one run, as
-    :func:`attn.training.over_seeds` repeats it.
-
-    Returns the trained model and its history (accuracy on ``valid`` every ``every`` steps, if given).
-    """
-    inputs, labels = data
-    build = partial(
-        MixerTagger,
-        kind,
-        vocab_size,
-        num_labels,
-        max_len=inputs.shape[1],
-        d_k=d_k,
-        scaled=scaled,
-        match_scaled_start=match_scaled_start,
-    )
-    return train_tagger(build, inputs, labels, steps, lr=lr, seed=seed, every=every, valid=valid, progress=progress)

@@ -12,7 +12,8 @@ import torch
 from attn._checks import check, check_positive_int
 from attn.data.translation import Translation, sentence_words
 from attn.data.vocab import Vocab
-from attn.transformer.models import LanguageModel, Transformer
+from attn.training import evaluating
+from attn.transformer.model import LanguageModel, Transformer
 
 __all__ = ["BeamSearchOutput", "beam_search", "length_penalty_of", "translate", "sample_sentences"]
 
@@ -74,46 +75,44 @@ def beam_search(
     _beam_search_args(model, source, bos, eos, beam, max_len, length_penalty)  # the model is the caller's: no @checked
     max_len = model.config.max_len if max_len is None else max_len
     k, alpha = int(beam), float(length_penalty)
-    was_training = model.training
-    model.eval()  # no dropout: decoding is deterministic
-    B, V, pad, device = source.shape[0], model.config.target_vocab, model.config.pad, source.device
-    dtype = next(model.parameters()).dtype  # the scores' dtype: a float64 model keeps float64 log-probabilities
-    n = min(2 * k, k * V)  # candidates looked at: at most k of them end (one per hypothesis), k others go on
-    memory, _ = model.encode(source, need_weights=False)  # (B, S, d_model)
-    memory = memory.repeat_interleave(k, dim=0)  # (B k, S, d_model): each sentence once per hypothesis
-    sources = source.repeat_interleave(k, dim=0)  # (B k, S)
-    tokens = torch.full((B, k, 1), bos, dtype=torch.long, device=device)  # (B, k, t): the live hypotheses
-    log_prob = torch.full((B, k), -math.inf, device=device, dtype=dtype)
-    log_prob[:, 0] = 0.0  # (B, k): one hypothesis to start from, the empty one
-    ended = torch.full((B, k, max_len), pad, dtype=torch.long, device=device)  # (B, k, max_len), then:
-    ended_log_prob = torch.full((B, k), -math.inf, device=device, dtype=dtype)  # (B, k)
-    ended_length = torch.zeros(B, k, dtype=torch.long, device=device)  # (B, k): words, <eos> included
-    count = torch.zeros(B, dtype=torch.long, device=device)  # (B,): how many have ended
-    rows, rank = torch.arange(B, device=device)[:, None], torch.arange(n, device=device)  # (B, 1), (n,)
-    for t in range(1, max_len + 1):
-        # Only sentences not yet done go through the decoder: a done one's live hypotheses are never chosen (below)
-        live = (count < k).repeat_interleave(k).nonzero()[:, 0]  # (L,) rows of the B k hypotheses
-        out = model.decode(tokens.flatten(0, 1)[live], memory[live], sources[live], need_weights=False).logits
-        logits = out.new_zeros(B * k, V).index_put((live,), out[:, -1])  # (B k, V)
-        total = log_prob[..., None] + torch.log_softmax(logits, dim=-1).view(B, k, V)  # (B, k, V): log p(y_≤t | x)
-        top = total.flatten(1).topk(n, dim=1)  # (B, n) each, best first
-        parent, word = top.indices // V, top.indices % V  # (B, n): which hypothesis goes on, with which word
-        prefixes = tokens[rows, parent]  # (B, n, t)
-        ends = (word == eos) & (rank < k) & top.values.isfinite()  # (B, n): <eos> among the k best
-        slot = count[:, None] + ends.cumsum(dim=1) - 1  # (B, n): where each ending one is put aside
-        ends &= slot < k  # a sentence with k ended hypotheses is done
-        b, c = ends.nonzero(as_tuple=True)
-        ended[b, slot[b, c], : t - 1] = prefixes[b, c, 1:]  # the words before <eos>
-        ended[b, slot[b, c], t - 1] = eos
-        ended_log_prob[b, slot[b, c]] = top.values[b, c]
-        ended_length[b, slot[b, c]] = t
-        count += ends.sum(dim=1)
-        go_on = (rank + n * (word == eos)).argsort(dim=1)[:, :k]  # (B, k): the k best that do not end
-        log_prob = top.values.gather(1, go_on)
-        tokens = torch.cat([prefixes[rows, go_on], word.gather(1, go_on)[..., None]], dim=2)  # (B, k, t + 1)
-        if bool((count >= k).all()):
-            break
-    model.train(was_training)
+    with evaluating(model):  # no dropout: decoding is deterministic
+        B, V, pad, device = source.shape[0], model.config.target_vocab, model.config.pad, source.device
+        dtype = next(model.parameters()).dtype  # the scores' dtype: a float64 model keeps float64 log-probabilities
+        n = min(2 * k, k * V)  # candidates looked at: at most k of them end (one per hypothesis), k others go on
+        memory, _ = model.encode(source, need_weights=False)  # (B, S, d_model)
+        memory = memory.repeat_interleave(k, dim=0)  # (B k, S, d_model): each sentence once per hypothesis
+        sources = source.repeat_interleave(k, dim=0)  # (B k, S)
+        tokens = torch.full((B, k, 1), bos, dtype=torch.long, device=device)  # (B, k, t): the live hypotheses
+        log_prob = torch.full((B, k), -math.inf, device=device, dtype=dtype)
+        log_prob[:, 0] = 0.0  # (B, k): one hypothesis to start from, the empty one
+        ended = torch.full((B, k, max_len), pad, dtype=torch.long, device=device)  # (B, k, max_len), then:
+        ended_log_prob = torch.full((B, k), -math.inf, device=device, dtype=dtype)  # (B, k)
+        ended_length = torch.zeros(B, k, dtype=torch.long, device=device)  # (B, k): words, <eos> included
+        count = torch.zeros(B, dtype=torch.long, device=device)  # (B,): how many have ended
+        rows, rank = torch.arange(B, device=device)[:, None], torch.arange(n, device=device)  # (B, 1), (n,)
+        for t in range(1, max_len + 1):
+            # Only sentences not yet done go through the decoder: a done one's live hypotheses are never chosen (below)
+            live = (count < k).repeat_interleave(k).nonzero()[:, 0]  # (L,) rows of the B k hypotheses
+            out = model.decode(tokens.flatten(0, 1)[live], memory[live], sources[live], need_weights=False).logits
+            logits = out.new_zeros(B * k, V).index_put((live,), out[:, -1])  # (B k, V)
+            total = log_prob[..., None] + torch.log_softmax(logits, dim=-1).view(B, k, V)  # (B, k, V): log p(y_≤t | x)
+            top = total.flatten(1).topk(n, dim=1)  # (B, n) each, best first
+            parent, word = top.indices // V, top.indices % V  # (B, n): which hypothesis goes on, with which word
+            prefixes = tokens[rows, parent]  # (B, n, t)
+            ends = (word == eos) & (rank < k) & top.values.isfinite()  # (B, n): <eos> among the k best
+            slot = count[:, None] + ends.cumsum(dim=1) - 1  # (B, n): where each ending one is put aside
+            ends &= slot < k  # a sentence with k ended hypotheses is done
+            b, c = ends.nonzero(as_tuple=True)
+            ended[b, slot[b, c], : t - 1] = prefixes[b, c, 1:]  # the words before <eos>
+            ended[b, slot[b, c], t - 1] = eos
+            ended_log_prob[b, slot[b, c]] = top.values[b, c]
+            ended_length[b, slot[b, c]] = t
+            count += ends.sum(dim=1)
+            go_on = (rank + n * (word == eos)).argsort(dim=1)[:, :k]  # (B, k): the k best that do not end
+            log_prob = top.values.gather(1, go_on)
+            tokens = torch.cat([prefixes[rows, go_on], word.gather(1, go_on)[..., None]], dim=2)  # (B, k, t + 1)
+            if bool((count >= k).all()):
+                break
     # Sentences not done by max_len choose among their ended and their live (cut) hypotheses.
     cut = torch.full((B, k, max_len), pad, dtype=torch.long, device=device)
     cut[:, :, : tokens.shape[2] - 1] = tokens[:, :, 1:]

@@ -1,22 +1,32 @@
 """Attention for images: soft attention over a CNN's grid, hard attention with glimpses, the Vision Transformer."""
 
-from attn.vision.cost import multiply_adds, values_read
 from attn.vision.glimpse import glimpse, glimpse_boxes
-from attn.vision.patches import ConvStem, PatchEmbedding, patchify
-from attn.vision.ram import RAMConfig, RAMOutput, RecurrentAttention, ram_loss, reinforce
-from attn.vision.rollout import attention_rollout, class_token_map
-from attn.vision.spatial import PooledNet, SoftAttentionNet, SpatialConfig, SpatialOutput, spatial_attention
-from attn.vision.train import (
+from attn.vision.measures import (
     Look,
-    accuracy,
     attention_map,
     look,
     mass_on_object,
+    multiply_adds,
     policy_gradient_variance,
-    scene_loss,
-    train_on_scenes,
+    values_read,
 )
-from attn.vision.vit import ViT, ViTConfig, ViTOutput
+from attn.vision.model import (
+    PooledNet,
+    RAMConfig,
+    RAMOutput,
+    RecurrentAttention,
+    SoftAttentionNet,
+    SpatialConfig,
+    SpatialOutput,
+    ViT,
+    ViTConfig,
+    ViTOutput,
+    spatial_attention,
+)
+from attn.vision.patches import ConvStem, PatchEmbedding, patchify
+from attn.vision.ram import ram_loss, reinforce
+from attn.vision.rollout import attention_rollout, class_token_map
+from attn.vision.train import accuracy, scene_loss, train_on_scenes
 
 __all__ = [
     "Look",

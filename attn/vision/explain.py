@@ -3,12 +3,14 @@ tokens that see an object (the truth an attribution is scored against)."""
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 import torch.nn.functional as F
 
 from attn._checks import check, check_choice, check_dtype_of, check_float_tensor, checked, describe
 from attn.data.scenes import Scenes
-from attn.vision.vit import ViT, ViTOutput
+from attn.vision.model import ViT, ViTOutput
 
 __all__ = ["answer_probability", "answer_output", "black_tokens", "seen_by_tokens", "object_tokens", "ERASES"]
 
@@ -95,7 +97,9 @@ def answer_output(
             keep = torch.cat([scale.new_ones(B, 1), scale], dim=1) > 0  # (B, 1 + N): the class token stays
 
             def masked(module, args, kwargs):
-                return args, {**kwargs, "mask": keep[:, None, None, :]}  # (B, 1, 1, 1 + N): keys a query may read
+                call = inspect.signature(module.forward).bind(*args, **kwargs)  # the arguments by name
+                call.arguments["mask"] = keep[:, None, None, :]  # (B, 1, 1, 1 + N): keys a query may read
+                return call.args, call.kwargs
 
             handles.append(model.encoder.register_forward_pre_hook(masked, with_kwargs=True))
     try:

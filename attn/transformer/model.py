@@ -32,6 +32,7 @@ from attn.blocks.layers import Decoder, Encoder
 from attn.blocks.positions import LearnedPositions, SinusoidalPositions
 from attn.functional import softmax
 from attn.masks import causal_mask, sliding_window_mask
+from attn.training import evaluating
 
 __all__ = [
     "TransformerConfig",
@@ -276,21 +277,20 @@ class Transformer(nn.Module):
         """Decode one token at a time, always the most likely: ids ``(B, ≤ max_len)``; after ``<eos>`` comes padding
         (a sentence that has ended leaves the decoder's batch)."""
         max_len = self.config.max_len if max_len is None else max_len
-        was_training = self.training
-        self.eval()  # no dropout: decoding is deterministic
-        memory, _ = self.encode(source, need_weights=False)
-        B = source.shape[0]
-        tokens = torch.full((B, 1), bos, dtype=torch.long, device=source.device)  # (B, 1): <bos>
-        done = torch.zeros(B, dtype=torch.bool, device=source.device)
-        for _ in range(max_len):
-            live = (~done).nonzero()[:, 0]  # (L,): the sentences still being written; the ended ones get padding
-            logits = self.decode(tokens[live], memory[live], source[live], need_weights=False).logits[:, -1]  # (L, V)
-            step = torch.full_like(done, self.config.pad, dtype=torch.long).index_put((live,), logits.argmax(-1))
-            tokens = torch.cat([tokens, step[:, None]], dim=1)  # (B, t + 1)
-            done |= step == eos
-            if bool(done.all()):
-                break
-        self.train(was_training)
+        with evaluating(self):  # no dropout: decoding is deterministic
+            memory, _ = self.encode(source, need_weights=False)
+            B = source.shape[0]
+            tokens = torch.full((B, 1), bos, dtype=torch.long, device=source.device)  # (B, 1): <bos>
+            done = torch.zeros(B, dtype=torch.bool, device=source.device)
+            for _ in range(max_len):
+                live = (~done).nonzero()[:, 0]  # (L,): the sentences still being written; the ended ones get padding
+                # (L, V): the live sentences' scores of the next word
+                logits = self.decode(tokens[live], memory[live], source[live], need_weights=False).logits[:, -1]
+                step = torch.full_like(done, self.config.pad, dtype=torch.long).index_put((live,), logits.argmax(-1))
+                tokens = torch.cat([tokens, step[:, None]], dim=1)  # (B, t + 1)
+                done |= step == eos
+                if bool(done.all()):
+                    break
         return tokens[:, 1:]
 
 
@@ -395,20 +395,19 @@ class LanguageModel(nn.Module):
         ``cache=True`` reads each new token once (:meth:`extend`, a key/value cache) instead of re-reading the
         whole prefix at every step: the same logits up to float rounding, O(T) instead of O(T²) per token (off by
         default, so that what the chapters saved is reproduced bit for bit)."""
-        was_training = self.training
-        self.eval()  # no dropout while writing
         tokens, past = prompt, None
-        for _ in range(steps):
-            if not cache:
-                logits = self(tokens, need_weights=False).logits[:, -1]  # (B, V)
-            else:  # the prompt at first, then only the token last appended
-                out, past = self.extend(tokens if past is None else tokens[:, -1:], past, need_weights=False)
-                logits = out.logits[:, -1]  # (B, V)
-            if temperature == 0:
-                step = logits.argmax(-1, keepdim=True)  # (B, 1)
-            else:
-                p = softmax(logits, temperature=float(temperature))  # any τ > 0: a tiny one gives the argmax, not NaN
-                step = sample(p, generator)  # (B, 1)
-            tokens = torch.cat([tokens, step], dim=1)
-        self.train(was_training)
+        with evaluating(self):  # no dropout while writing
+            for _ in range(steps):
+                if not cache:
+                    logits = self(tokens, need_weights=False).logits[:, -1]  # (B, V)
+                else:  # the prompt at first, then only the token last appended
+                    out, past = self.extend(tokens if past is None else tokens[:, -1:], past, need_weights=False)
+                    logits = out.logits[:, -1]  # (B, V)
+                if temperature == 0:
+                    step = logits.argmax(-1, keepdim=True)  # (B, 1)
+                else:
+                    # any τ > 0: a tiny one gives the argmax, not NaN
+                    p = softmax(logits, temperature=float(temperature))
+                    step = sample(p, generator)  # (B, 1)
+                tokens = torch.cat([tokens, step], dim=1)
         return tokens

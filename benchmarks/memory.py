@@ -141,9 +141,9 @@ def search(
                 steps, attempts, every = options["steps"], options["attempts"], options["every"]
                 if quick:
                     steps, attempts, every = 5, 1, 5
-                model, history, _ = train_to_goal(build, partial(copy_task, min_len=1, max_len=LONGEST), steps,
-                                                  seed=seed, goal=goal, attempts=attempts, lr=lr, every=every,
-                                                  progress=False)  # fmt: skip
+                model, history = train_to_goal(build, partial(copy_task, min_len=1, max_len=LONGEST), steps,
+                                               seed=seed, goal=goal, attempts=attempts, lr=lr, every=every,
+                                               progress=False)  # fmt: skip
                 reached = history.checkpoints[-1]["exact"] >= goal[1]
                 exact = (errors_per_sequence(model, valid[LONGEST]) == 0).float().mean().item()
                 bits = errors_per_sequence(model, valid[2 * LONGEST]).float().mean().item()

@@ -89,8 +89,8 @@ def goals_table(seeds: list[int], budget: float, n_train: int) -> list[tuple]:
         for name, (build, goal) in MODELS.items():
             with seeded(seed):
                 model = build()
-            history = train_on_scenes(model, train, 100_000, seed=seed, held_out=held_out, goal=goal, budget=budget,
-                                      every=50, progress=False)  # fmt: skip
+            _, history = train_on_scenes(model, train, 100_000, seed=seed, held_out=held_out, goal=goal,
+                                         budget=budget, every=50, progress=False)  # fmt: skip
             last = history.checkpoints[-1]
             reached = next((c for c in history.checkpoints if c["accuracy"] >= goal), None)
             noise = None

@@ -264,3 +264,48 @@ def test_no_module_uses_another_modules_private_names():
         "attn.x reads tiled._online_softmax_update",
         "attn.x reads Embedding._check",
     ]
+
+
+# ------------------------------------------------------------------------------- one trainer contract, short functions
+
+
+def test_every_trainer_returns_the_one_result_type():
+    """Every ``train_*`` of a mechanism's train.py returns :class:`attn.training.Trained` (model, history), or a
+    subclass that adds what the model needs beside it (MemN2NRun: the vocabulary)."""
+    import typing
+
+    from attn.training import Trained
+
+    found = []
+    for package in sorted(MECHANISMS):
+        if not (ROOT / package.split(".")[1] / "train.py").is_file():
+            continue
+        module = importlib.import_module(f"{package}.train")
+        for name, function in vars(module).items():
+            if name.startswith("train_") and inspect.isfunction(function) and function.__module__ == module.__name__:
+                returned = typing.get_type_hints(inspect.unwrap(function))["return"]
+                assert isinstance(returned, type) and issubclass(returned, Trained), f"{package}.train.{name}"
+                found.append(name)
+    assert len(found) >= 9, found
+
+
+def body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """A function's lines without its signature and docstring."""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return body[-1].end_lineno - body[0].lineno + 1 if body else 0
+
+
+LONGEST_FUNCTION = 50
+
+
+def test_no_function_runs_over_fifty_lines():
+    long = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and body_lines(node) > LONGEST_FUNCTION:
+                long.append(f"{name}.{node.name}: {body_lines(node)} lines")
+    assert not long, "functions over fifty lines (split them):\n" + "\n".join(long)
+    tree = ast.parse("def f():\n" + "    x = 1\n" * (LONGEST_FUNCTION + 1))
+    assert body_lines(tree.body[0]) > LONGEST_FUNCTION  # the rule can fail

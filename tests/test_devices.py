@@ -379,7 +379,7 @@ def case_pretraining_objectives() -> tuple:
 
 def case_train_language_model() -> tuple:
     def run(model, tokens):
-        history = train_language_model(model, tokens, "masked", 2, mask=MASK, batch_size=3, every=1, valid=tokens)
+        _, history = train_language_model(model, tokens, "masked", 2, mask=MASK, batch_size=3, every=1, valid=tokens)
         return history.loss, [c["masked_loss"] for c in history.checkpoints], _params(model)
 
     return run, (_lm(causal=False), _sentences())
@@ -388,7 +388,7 @@ def case_train_language_model() -> tuple:
 def case_mixers_and_tagging() -> tuple:
     def run(taggers, inputs, labels):
         outs = [tagger(inputs) for tagger in taggers]
-        history = train_tagger(taggers[0], inputs, labels, 2, batch_size=3, every=1, valid=(inputs, labels))
+        _, history = train_tagger(taggers[0], inputs, labels, 2, batch_size=3, every=1, valid=(inputs, labels))
         accuracy = tagging_accuracy(taggers[2], inputs, labels)
         return outs, history.loss, history.checkpoints[-1]["accuracy"], accuracy, _params(taggers[0])
 

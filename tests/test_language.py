@@ -277,8 +277,8 @@ def test_a_tiny_causal_model_learns_the_next_word(corpus):
     model = tiny_lm(len(corpus.vocab), seed=0)
     valid = corpus.test
     before = token_losses(model, valid)[valid[:, 1:] != 0].mean()
-    history = train_language_model(model, corpus.train, "next", 60, batch_size=32, lr=1e-2, every=30,
-                                   valid=valid, progress=False)  # fmt: skip
+    _, history = train_language_model(model, corpus.train, "next", 60, batch_size=32, lr=1e-2, every=30,
+                                      valid=valid, progress=False)  # fmt: skip
     assert len(history.loss) == 60 and [c["step"] for c in history.checkpoints] == [30, 60]
     last = history.checkpoints[-1]
     assert last["token_loss"].shape == (N_TEST, valid.shape[1] - 1)
@@ -294,7 +294,7 @@ def test_a_builder_trains_the_model_a_module_built_under_the_seed_would_be(corpu
     model, history = train_language_model(partial(LanguageModel, config), corpus.train, "next", 20, **kwargs)
     with seeded(3):
         here = LanguageModel(config)
-    here_history = train_language_model(here, corpus.train, "next", 20, **kwargs)
+    _, here_history = train_language_model(here, corpus.train, "next", 20, **kwargs)
     assert history.loss == here_history.loss
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), here.state_dict().values(), strict=True))
     with pytest.raises(ValueError, match="model must be a module or a function that builds one, got 3"):
@@ -305,7 +305,7 @@ def test_a_tiny_bidirectional_model_trains_on_masked_words_deterministically(cor
     def run():
         model = tiny_lm(len(corpus.vocab), causal=False, seed=2)
         return train_language_model(model, corpus.train, "masked", 20, mask=corpus.mask, batch_size=16,
-                                    every=10, valid=corpus.test, progress=False)  # fmt: skip
+                                    every=10, valid=corpus.test, progress=False).history  # fmt: skip
 
     first, second = run(), run()
     assert first.loss == second.loss

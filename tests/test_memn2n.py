@@ -287,13 +287,15 @@ def test_a_small_model_learns_simulated_task_1_in_seconds(trained, task1):
 
 def test_training_is_seeded_and_keeps_the_best_validation_epoch(task1, trained):
     again = train_memn2n(task1[0], seed=0, **FAST)
-    assert [e["train_loss"] for e in again.history.epochs] == [e["train_loss"] for e in trained.history.epochs]
+    assert [e["train_loss"] for e in again.history.checkpoints] == [
+        e["train_loss"] for e in trained.history.checkpoints
+    ]
     weights, expected = again.model.state_dict(), trained.model.state_dict()
     assert all(torch.equal(weights[name], expected[name]) for name in expected)
-    epochs = trained.history.epochs
+    epochs = trained.history.checkpoints
     assert [e["phase"] for e in epochs] == ["linear"] * 5 + ["softmax"] * 15
     assert [e["lr"] for e in epochs[5:]] == [0.01] * 5 + [0.005] * 5 + [0.0025] * 5
-    best = epochs[trained.history.best_epoch - 1]
+    best = trained.history.kept
     assert best["phase"] == "softmax"
     assert best["valid_error"] == min(e["valid_error"] for e in epochs if e["phase"] == "softmax")
     _, valid = split_valid(task1[0], seed=0)
@@ -452,14 +454,14 @@ def test_recipe_options_end_the_linear_start_early_keep_the_last_epoch_and_size_
     train, valid = split_valid(task1[0], seed=0)
     fixed = train_memn2n(train, valid, epochs=2, linear_start=6, progress=False)
     early = train_memn2n(train, valid, epochs=2, linear_start=6, linear_until="valid_loss", progress=False)
-    phases = [e["phase"] for e in early.history.epochs]
-    losses = [e["valid_loss"] for e in early.history.epochs if e["phase"] == "linear"]
-    assert [e["phase"] for e in fixed.history.epochs].count("linear") == 6 and phases[-2:] == ["softmax"] * 2
+    phases = [e["phase"] for e in early.history.checkpoints]
+    losses = [e["valid_loss"] for e in early.history.checkpoints if e["phase"] == "linear"]
+    assert [e["phase"] for e in fixed.history.checkpoints].count("linear") == 6 and phases[-2:] == ["softmax"] * 2
     assert all(a > b for a, b in zip(losses, losses[1:-1], strict=False))  # it stopped where the loss did not fall
     if len(losses) < 6:
         assert losses[-1] >= losses[-2]
     last = train_memn2n(train, valid, epochs=3, linear_start=1, keep="last", progress=False)
-    assert last.history.best_epoch == 4
+    assert last.history.kept["epoch"] == 4
     longest = max(len(ex.story) for ex in task1[0])
     assert train_memn2n(
         train, valid, epochs=1, linear_start=0, attend_empty=True, progress=False
@@ -473,8 +475,8 @@ def test_runs_with_different_seeds_share_the_validation_split(task1):
     a = train_memn2n(task1[0], seed=0, epochs=1, linear_start=0, progress=False)
     b = train_memn2n(task1[0], seed=1, epochs=1, linear_start=0, progress=False)
     _, valid = split_valid(task1[0], seed=0)
-    assert a.history.epochs[0]["valid_error"] == pytest.approx(a.error(valid))
-    assert b.history.epochs[0]["valid_error"] == pytest.approx(b.error(valid))
+    assert a.history.checkpoints[0]["valid_error"] == pytest.approx(a.error(valid))
+    assert b.history.checkpoints[0]["valid_error"] == pytest.approx(b.error(valid))
 
 
 def test_an_answer_the_vocabulary_never_saw_counts_as_wrong(trained):

@@ -83,7 +83,7 @@ def test_train_tagger_builds_its_model_from_the_seed_and_stops_at_the_goal():
     model, history = pickle.loads(pickle.dumps(run))(seed=3)  # picklable: over_seeds can run it in another process
     with seeded(3):
         same = build()
-    assert train_tagger(same, x, y, 120, every=10, valid=valid, progress=False, seed=3).loss == history.loss
+    assert train_tagger(same, x, y, 120, every=10, valid=valid, progress=False, seed=3).history.loss == history.loss
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), same.state_dict().values(), strict=True))
     assert run(seed=4, steps=5)[1].loss != history.loss[:5], "another seed starts from other weights and batches"
     accuracy = [c["accuracy"] for c in history.checkpoints]

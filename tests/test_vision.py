@@ -319,9 +319,9 @@ def test_training_lowers_the_loss_and_stops_at_a_goal():
     train, test = scene_splits(200, 100, seed=1)
     with seeded(0):
         model = SoftAttentionNet(SpatialConfig(d_model=8, d_attention=8))
-    history = train_on_scenes(model, train, 60, seed=0, batch_size=16, progress=False)
+    _, history = train_on_scenes(model, train, 60, seed=0, batch_size=16, progress=False)
     assert sum(history.loss[-10:]) < sum(history.loss[:10])
-    history = train_on_scenes(model, train, 60, seed=0, held_out=test, goal=0.0, every=20, progress=False)
+    _, history = train_on_scenes(model, train, 60, seed=0, held_out=test, goal=0.0, every=20, progress=False)
     assert len(history.loss) == 20 and history.checkpoints[0]["accuracy"] == accuracy(model, test)
 
 
@@ -331,7 +331,7 @@ def test_a_builder_trains_what_a_model_built_under_the_seed_gives():
     model, history = train_on_scenes(functools.partial(SoftAttentionNet, config), train, 5, seed=4, progress=False)
     with seeded(4):
         here = SoftAttentionNet(config)
-    assert train_on_scenes(here, train, 5, seed=4, progress=False).loss == history.loss
+    assert train_on_scenes(here, train, 5, seed=4, progress=False).history.loss == history.loss
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), here.state_dict().values(), strict=True))
 
 
@@ -426,10 +426,10 @@ def test_training_stops_once_the_accuracy_stops_gaining():
     train, valid = scene_splits(200, 50, seed=1)
     with seeded(0):
         model = SoftAttentionNet(SpatialConfig(d_model=8, d_attention=8))
-    history = train_on_scenes(model, train, 100, seed=0, held_out=valid, patience=2, min_gain=0.99, every=10,
-                              progress=False)  # fmt: skip
+    _, history = train_on_scenes(model, train, 100, seed=0, held_out=valid, patience=2, min_gain=0.99, every=10,
+                                 progress=False)  # fmt: skip
     assert len(history.checkpoints) == 3  # the first sets the best; two more cannot beat it by 0.99
-    history = train_on_scenes(model, train, 30, seed=0, held_out=valid, patience=5, every=10, progress=False)
+    _, history = train_on_scenes(model, train, 30, seed=0, held_out=valid, patience=5, every=10, progress=False)
     assert len(history.loss) == 30  # not enough checkpoints to run out of patience
 
 

@@ -333,14 +333,21 @@ def _uses(fn: Callable, forbidden: _Forbidden, seen: set[int], reached: set[int]
                         if inspect.isfunction(method) and method.__globals__ is fn.__globals__:
                             problems += _uses(method, forbidden, seen, reached)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:
-                try:
-                    obj = _resolve(f"{node.module}.{alias.name}")
-                except (ValueError, AttributeError):
-                    continue
-                if (name := forbidden.name_of(obj)) is not None:
-                    problems.append(f"{where} imports {name} ({line})")
+            problems += _imported(node, forbidden, where, line)
     return list(dict.fromkeys(problems))
+
+
+def _imported(node: ast.ImportFrom, forbidden: _Forbidden, where: str, line: str) -> list[str]:
+    """The forbidden functions that a solution's ``from module import name`` brings in, one line each."""
+    found = []
+    for alias in node.names:
+        try:
+            obj = _resolve(f"{node.module}.{alias.name}")
+        except (ValueError, AttributeError):
+            continue
+        if (name := forbidden.name_of(obj)) is not None:
+            found.append(f"{where} imports {name} ({line})")
+    return found
 
 
 def check_written(solution: Callable, *names: str) -> None:

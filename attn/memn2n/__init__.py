@@ -3,13 +3,12 @@
 
 from attn.memn2n.measures import evaluate, support_attention
 from attn.memn2n.model import MemN2N, MemN2NConfig, MemN2NOutput, memory_read, position_encoding, time_index
-from attn.memn2n.train import Answer, MemN2NHistory, MemN2NRun, split_valid, train_memn2n
+from attn.memn2n.train import Answer, MemN2NRun, split_valid, train_memn2n
 
 __all__ = [
     "Answer",
     "MemN2N",
     "MemN2NConfig",
-    "MemN2NHistory",
     "MemN2NOutput",
     "MemN2NRun",
     "evaluate",

@@ -19,26 +19,22 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib
-import multiprocessing
 import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
 
 from attn._checks import check, check_choice, check_nonnegative_int, check_positive_int
 from attn.data.babi import check_vectorizable, read_task, task_file
 from attn.memn2n.measures import evaluate
 from attn.memn2n.train import MemN2NRun, split_valid, train_memn2n
-from attn.training import dask_executor, scheduler_address
+from attn.training import dask_executor, over_runs, scheduler_address
 
 FAILED = 0.05  # the paper counts a task as failed above 5 % test error
 PAPER_COLUMN = "PE_LS_RN"
@@ -88,11 +84,11 @@ def task_name(data: Path, task: int) -> str:
 def scored(data: Path, task: int, run: MemN2NRun, train: list, seed: int) -> TaskResult:
     """``run``'s test error on ``task``, with its best epoch's validation scores and its error and mean loss on
     the questions it was trained on (no noise)."""
-    best = run.history.epochs[run.history.best_epoch - 1]
+    best = run.history.kept
     on_train = evaluate(run.model, run.tensors(train))
     return TaskResult(
         task, task_name(data, task), run.error(read_task(data, task, "test")), best["valid_error"],
-        best["valid_loss"], run.history.best_epoch, run.history.seconds, seed, 1, on_train["error"], on_train["loss"],
+        best["valid_loss"], best["epoch"], run.history.seconds, seed, 1, on_train["error"], on_train["loss"],
     )  # fmt: skip
 
 
@@ -213,13 +209,19 @@ def format_table(
     else:
         means = " | ".join(f"{sum(columns[c]) / len(tasks):.1f}" for c in ("train", "valid", "median"))
         lines.append(f"| mean | | {means} | {paper_mean} | | |")
-    lines.append("")
+    return "\n".join([*lines, "", *_footer(runs, columns, has_paper, wall, column)])
+
+
+def _footer(runs: dict[int, list[TaskResult]], columns: dict[str, list[float]], has_paper: bool, wall: float,
+            column: str) -> list[str]:  # fmt: skip
+    """The table's last lines: the failed tasks, then the training time."""
+    tasks, n = sorted(runs), len(next(iter(runs.values())))
     paper_failed = f" (paper: {sum(e > 100 * FAILED for e in columns['paper'])})" if has_paper else ""
     if n == 1:
         failed = sum(e > 100 * FAILED for e in columns["valid"])
-        lines.append(f"failed tasks (error > 5 %): {failed} of {len(tasks)}{paper_failed}")
+        first = f"failed tasks (error > 5 %): {failed} of {len(tasks)}{paper_failed}"
     else:
-        lines.append(
+        first = (
             f"mean error (failed tasks, error > 5 %) of {len(tasks)}: lowest train error {summary(columns['train'])}, "
             f"lowest valid error {summary(columns['valid'])}, median run {summary(columns['median'])}{paper_failed}"
         )
@@ -227,8 +229,7 @@ def format_table(
     if column == JOINT_COLUMN:
         seconds = sum(r.seconds for r in runs[tasks[0]])  # one model per run serves every task
     kept = f"{n} seeds per task" if n > 1 else "one run per task"
-    lines.append(f"training time: {seconds:.0f} s summed over the runs ({kept}); wall time {wall:.0f} s")
-    return "\n".join(lines)
+    return [first, f"training time: {seconds:.0f} s summed over the runs ({kept}); wall time {wall:.0f} s"]
 
 
 def _integer(rule: Callable[[str, object], int], text: str) -> int:
@@ -352,23 +353,19 @@ def run(args: argparse.Namespace, reference: Path | None, paper: dict[int, float
     start = time.perf_counter()
     seeds = range(args.seed, args.seed + args.runs)
     common = (args.epochs, args.dim, args.lr, False)
-    local = cluster is None
-    # spawn, as attn.training's pools: a fork of a process that runs torch's threads can deadlock (Python 3.12 warns).
-    # A spawned worker finds a function by its module's name, and under `python -m` this module is "__main__", which
-    # it does not import: hand it the functions of this module imported under its own name.
+    # A worker finds a function by its module's name, and under `python -m` this module is "__main__", which it does
+    # not import: hand it the functions of this module imported under its own name.
     named = importlib.import_module(__spec__.name if __spec__ else __name__)
-    spawn = multiprocessing.get_context("spawn")
-    local_pool = partial(ProcessPoolExecutor, max_workers=args.jobs, mp_context=spawn)
-    with local_pool() if local else nullcontext(cluster) as pool:
-        if args.command == "joint":
-            futures = {s: pool.submit(named.run_joint, args.data, args.tasks, s, *common, **recipe) for s in seeds}
-            joint = {s: f.result() for s, f in tqdm(futures.items(), desc="joint runs", unit="run")}
-            runs = {t: [joint[s][i] for s in seeds] for i, t in enumerate(args.tasks)}
-        else:
-            futures = {(t, s): pool.submit(named.run_task, args.data, t, s, *common, **recipe)
-                       for t in args.tasks for s in seeds}  # fmt: skip
-            done = {key: f.result() for key, f in tqdm(futures.items(), desc="training runs", unit="run")}
-            runs = {t: [done[t, s] for s in seeds] for t in args.tasks}
+    train = partial(over_runs, jobs=args.jobs, progress=True, executor=cluster)  # local processes, or the cluster
+    if args.command == "joint":
+        joint = train([partial(named.run_joint, args.data, args.tasks, s, *common, **recipe) for s in seeds],
+                      desc="joint runs")  # fmt: skip
+        runs = {t: [joint[k][i] for k in range(len(seeds))] for i, t in enumerate(args.tasks)}
+    else:
+        keys = [(t, s) for t in args.tasks for s in seeds]
+        done = dict(zip(keys, train([partial(named.run_task, args.data, t, s, *common, **recipe) for t, s in keys],
+                                    desc="training runs"), strict=True))  # fmt: skip
+        runs = {t: [done[t, s] for s in seeds] for t in args.tasks}
     print(format_table(runs, paper, time.perf_counter() - start, column))
     if reference is None:
         print("(no reference CSV found: pass --reference to print the paper's column)")

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import copy
 import numbers
-import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,19 +16,9 @@ from attn.data.babi import MEMORY_SIZE, BabiTensors, Example, build_vocab, split
 from attn.data.vocab import Vocab, tokenize
 from attn.memn2n.measures import evaluate
 from attn.memn2n.model import MemN2N, MemN2NConfig, time_index
-from attn.training import progress_bar, seeded
+from attn.training import Trained, fit, seeded
 
-__all__ = ["Answer", "MemN2NHistory", "MemN2NRun", "split_valid", "train_memn2n"]
-
-
-@dataclass
-class MemN2NHistory:
-    """One dict per epoch (phase, lr, train/valid loss and error), the epoch whose weights were kept (lowest
-    validation error, then loss, in the softmax phase) and the seconds spent training."""
-
-    epochs: list[dict[str, Any]] = field(default_factory=list)
-    best_epoch: int = 0
-    seconds: float = 0.0
+__all__ = ["Answer", "MemN2NRun", "split_valid", "train_memn2n"]
 
 
 @dataclass
@@ -48,17 +36,17 @@ class Answer:
 
 
 @dataclass
-class MemN2NRun:
-    """A trained model with its vocabulary and training history."""
+class MemN2NRun(Trained):
+    """What :func:`train_memn2n` returns: the trained model and its history (one checkpoint per epoch: phase, lr,
+    train/valid loss and error; ``history.kept``, the epoch whose weights were kept), with the vocabulary it reads
+    stories in."""
 
-    model: MemN2N
     vocab: Vocab
-    history: MemN2NHistory
 
     @property
     def valid_error(self) -> float:
         """The validation error of the epoch whose weights were kept (to choose between runs, §4.2)."""
-        return self.history.epochs[self.history.best_epoch - 1]["valid_error"]
+        return self.history.kept["valid_error"]
 
     def tensors(self, exs: Sequence[Example]) -> BabiTensors:
         """``exs`` vectorised with this run's vocabulary and memory size."""
@@ -184,60 +172,65 @@ def train_memn2n(
     longest = max(len(ex.story) for ex in (*train, *valid))
     default_size = min(MEMORY_SIZE, longest) if config.get("attend_empty") else MEMORY_SIZE  # the authors' sz
     memory_size = config.pop("memory_size", default_size)
-    model_config = MemN2NConfig(len(vocab), memory_size=memory_size, **config)
     with seeded(seed):
-        model = MemN2N(model_config)
+        model = MemN2N(MemN2NConfig(len(vocab), memory_size=memory_size, **config))
     data, held_out = vectorize(train, vocab, memory_size), vectorize(valid, vocab, memory_size)
-    rng = np.random.default_rng(seed)
-    noise_generator = torch.Generator().manual_seed(seed)
-    history = MemN2NHistory()
-    best: tuple[float, float] | None = None
-    best_state = None
-    softmax_schedule = [("softmax", lr * 0.5 ** (e // decay_every)) for e in range(epochs)]
-    schedule = [("linear", linear_lr)] * linear_start + softmax_schedule
-    bar = progress_bar(total=len(schedule), show=progress, desc="epochs", leave=False)
-    epoch = 0
-    while epoch < len(schedule):
-        phase, epoch_lr = schedule[epoch]
-        epoch += 1
-        start = time.perf_counter()
-        linear = phase == "linear"
-        optimizer = torch.optim.SGD(model.parameters(), lr=epoch_lr)
-        model.train()
-        loss_sum, wrong = 0.0, 0
-        for index in np.array_split(rng.permutation(len(data)), max(1, len(data) // batch_size)):
-            b = data[torch.from_numpy(index)]
-            time_rows = time_index(b.lengths, b.story.shape[1], noise, noise_generator) if noise else None
-            logits = model(b.story, b.query, b.lengths, time=time_rows, linear=linear).logits
-            loss = nn.functional.cross_entropy(logits, b.answer, reduction="sum")
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()  # summed over the batch, as in the authors' code
-            nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-            optimizer.step()
-            loss_sum += loss.item()
-            wrong += int((logits.argmax(-1) != b.answer).sum())
-        history.seconds += time.perf_counter() - start
-        scores = evaluate(model, held_out, linear=linear)
-        record = {
-            "epoch": epoch,
-            "phase": phase,
-            "lr": epoch_lr,
-            "train_loss": loss_sum / len(data),
-            "train_error": wrong / len(data),
-            "valid_loss": scores["loss"],
-            "valid_error": scores["error"],
-        }
-        history.epochs.append(record)
-        bar.update()
-        bar.set_postfix(valid_error=f"{scores['error']:.3f}")
-        key = (scores["error"], scores["loss"])
-        if not linear and (best is None or key <= best or keep == "last"):
-            best, best_state, history.best_epoch = key, copy.deepcopy(model.state_dict()), epoch
-        previous = history.epochs[-2]["valid_loss"] if len(history.epochs) > 1 else float("inf")
-        if linear and linear_until == "valid_loss" and scores["loss"] >= previous:
-            schedule = schedule[:epoch] + softmax_schedule  # the validation loss stopped falling: softmax back in
-    bar.close()
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    model.eval()
-    return MemN2NRun(model, vocab, history)
+    softmax_phase = [("softmax", lr * 0.5 ** (e // decay_every)) for e in range(epochs)]
+    plan = [("linear", linear_lr)] * linear_start + softmax_phase  # each epoch's phase and rate
+    epoch = _Epochs(data, plan, batch_size, noise, seed)
+
+    def checkpoint(model: MemN2N, step: int) -> dict[str, Any]:
+        record = epoch.record(evaluate(model, held_out, linear=epoch.linear))
+        if epoch.linear and linear_until == "valid_loss" and record["valid_loss"] >= epoch.previous_valid_loss:
+            plan[record["epoch"] :] = softmax_phase  # the validation loss stopped falling: softmax back in
+        epoch.previous_valid_loss = record["valid_loss"]
+        return record
+
+    def kept(record: dict[str, Any]) -> tuple[float, ...] | None:  # the softmax phase's best epoch, or its last
+        if record["phase"] == "linear":
+            return None
+        return (0.0,) if keep == "last" else (record["valid_error"], record["valid_loss"])
+
+    history = fit(model, epoch.loss, len(plan) * epoch.batches, lr=1.0, clip=max_grad_norm, optimizer=torch.optim.SGD,
+                  schedule=epoch.rate, checkpoint=checkpoint, every=epoch.batches, keep=kept, progress=progress,
+                  stop_when=lambda record: record["epoch"] == len(plan))  # fmt: skip
+    return MemN2NRun(model, history, vocab)
+
+
+class _Epochs:
+    """The paper's epochs as steps of :func:`attn.training.fit`: each epoch a new order of the questions, batches
+    of ``batch_size``, the loss summed over a batch (as in the authors' code), the rate and phase of ``plan``."""
+
+    def __init__(self, data: BabiTensors, plan: list[tuple[str, float]], batch_size: int, noise: float, seed: int):
+        self.data, self.plan, self.noise = data, plan, noise
+        self.batches = max(1, len(data) // batch_size)
+        self.rng, self.noise_generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
+        self.order: list[np.ndarray] = []
+        self.number = self.loss_sum = self.wrong = 0
+        self.previous_valid_loss = float("inf")
+
+    @property
+    def linear(self) -> bool:
+        return self.plan[self.number - 1][0] == "linear"
+
+    def rate(self, step: int) -> float:
+        return self.plan[(step - 1) // self.batches][1]
+
+    def loss(self, model: MemN2N, step: int) -> torch.Tensor:
+        number, i = divmod(step - 1, self.batches)
+        if i == 0:  # a new epoch: the questions in a new order
+            self.number, self.loss_sum, self.wrong = number + 1, 0.0, 0
+            self.order = np.array_split(self.rng.permutation(len(self.data)), self.batches)
+        b = self.data[torch.from_numpy(self.order[i])]
+        time_rows = time_index(b.lengths, b.story.shape[1], self.noise, self.noise_generator) if self.noise else None
+        logits = model(b.story, b.query, b.lengths, time=time_rows, linear=self.linear).logits
+        loss = nn.functional.cross_entropy(logits, b.answer, reduction="sum")
+        self.loss_sum += loss.item()
+        self.wrong += int((logits.argmax(-1) != b.answer).sum())
+        return loss
+
+    def record(self, scores: dict[str, Any]) -> dict[str, Any]:
+        phase, rate = self.plan[self.number - 1]
+        n, valid = len(self.data), {"valid_loss": scores["loss"], "valid_error": scores["error"]}
+        return {"epoch": self.number, "phase": phase, "lr": rate, "train_loss": self.loss_sum / n,
+                "train_error": self.wrong / n, **valid}  # fmt: skip

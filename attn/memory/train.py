@@ -13,7 +13,7 @@ from attn._checks import check, check_nonnegative_int, check_positive_int
 from attn.data.memory_tasks import BitTask
 from attn.memory.measures import errors_per_sequence
 from attn.memory.model import logits_of
-from attn.training import History, fit, seeded
+from attn.training import Trained, fit, seeded
 
 __all__ = ["bit_loss", "train_bits", "train_until"]
 
@@ -36,9 +36,10 @@ def train_bits(
     goal: tuple[BitTask, float] | None = None,
     every: int = 25,
     progress: bool = True,
-) -> History:
+) -> Trained:
     """Adam on fresh batches: ``make_task(batch_size, seed=...)`` makes each step's batch from its own seed, derived
-    from ``seed`` and the step, so a run is repeatable and never sees a batch twice. Returns the history.
+    from ``seed`` and the step, so a run is repeatable and never sees a batch twice. ``model`` is trained in place;
+    returns it with its history (:class:`attn.training.Trained`).
 
     The gradient norm is clipped at ``clip``: at 1, 6 of 6 NTM runs on the copy task learned it within 400 steps
     and kept it; at 10, some runs took much longer, or learned it and then lost it.
@@ -55,8 +56,13 @@ def train_bits(
         held_out, share = goal
         checkpoint = lambda m, step: {"exact": (errors_per_sequence(m, held_out) == 0).float().mean().item()}  # noqa: E731
         stop_when = lambda record: record["exact"] >= share  # noqa: E731
-    return fit(model, lambda m, step: bit_loss(m, make_task(batch_size, seed=seed * 1_000_003 + step)), steps, lr=lr,
-               clip=clip, checkpoint=checkpoint, every=every, stop_when=stop_when, progress=progress)  # fmt: skip
+
+    def loss_fn(m: nn.Module, step: int) -> torch.Tensor:
+        return bit_loss(m, make_task(batch_size, seed=seed * 1_000_003 + step))  # a batch of its own for each step
+
+    history = fit(model, loss_fn, steps, lr=lr, clip=clip, checkpoint=checkpoint, every=every, stop_when=stop_when,
+                  progress=progress)  # fmt: skip
+    return Trained(model, history)
 
 
 def _goal_args(goal: object) -> None:
@@ -79,10 +85,10 @@ def train_until(
     goal: tuple[BitTask, float] | None = None,
     attempts: int = 1,
     **options: float,
-) -> tuple[nn.Module, History, int]:
+) -> Trained:
     """:func:`train_bits` on a model ``build()`` makes under ``seeded(seed)``; a run that ends short of the
     ``goal`` starts again from new weights and batches (seeds ``seed + 1000``, ``seed + 2000``, ...), at most
-    ``attempts`` runs. Returns the last run's model and history, and its attempt (0 for the first). Every argument
+    ``attempts`` runs. Returns the last run's model and history (``history.starts``: the runs it took). Every argument
     can be pickled (a :func:`functools.partial` for ``build`` and ``make_task``), so that it can run in another
     process (:class:`attn.training.Background`)."""
     check_positive_int("attempts", attempts)
@@ -92,7 +98,8 @@ def train_until(
         run_seed = seed + 1000 * attempt
         with seeded(run_seed):
             model = build()
-        history = train_bits(model, make_task, steps, seed=run_seed, goal=goal, **options)
+        history = train_bits(model, make_task, steps, seed=run_seed, goal=goal, **options).history
+        history.starts = attempt + 1
         if goal is None or history.checkpoints[-1]["exact"] >= goal[1]:
             break
-    return model, history, attempt
+    return Trained(model, history)

@@ -11,7 +11,7 @@ from torch import nn
 from attn.data.translation import Corpus, Pair, encode_batch, random_batches
 from attn.seq2seq.measures import evaluate_translation
 from attn.seq2seq.model import Seq2Seq, Seq2SeqConfig
-from attn.training import History, fit, seeded
+from attn.training import Trained, fit, seeded
 
 __all__ = ["train_translator"]
 
@@ -29,7 +29,7 @@ def train_translator(
     valid: Sequence[Pair] = (),
     progress: bool = True,
     **sizes: int,
-) -> tuple[Seq2Seq, History]:
+) -> Trained:
     """Train a :class:`Seq2Seq` on ``corpus.train`` (cross-entropy, teacher forcing), seeded.
 
     At each checkpoint the history stores the teacher-forced alignments of the ``watch`` pairs
@@ -59,4 +59,4 @@ def train_translator(
         return record
 
     history = fit(model, loss_fn, steps, lr=lr, checkpoint=checkpoint, every=every, progress=progress)
-    return model, history
+    return Trained(model, history)

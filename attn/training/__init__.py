@@ -4,7 +4,7 @@ runs over seeds in worker processes (:func:`over_seeds`, :func:`over_runs`, :cla
 A mechanism's own trainer (a loss function and a checkpoint handed to :func:`fit`) lives in the mechanism's package.
 """
 
-from attn.training.loop import History, build_seeded, evaluating, fit, seeded
+from attn.training.loop import History, Trained, build_seeded, evaluating, fit, seeded
 from attn.training.progress import progress_bar
 from attn.training.schedules import noam_schedule
 from attn.training.seeds import Background, dask_executor, over_runs, over_seeds, scheduler_address
@@ -12,6 +12,7 @@ from attn.training.seeds import Background, dask_executor, over_runs, over_seeds
 __all__ = [
     "Background",
     "History",
+    "Trained",
     "build_seeded",
     "dask_executor",
     "scheduler_address",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import numbers
 import time
 from collections.abc import Callable, Collection, Iterator
@@ -15,7 +16,7 @@ from torch import nn
 from attn._checks import check, check_nonnegative_int, check_positive_int, check_positive_number
 from attn.training.progress import progress_bar
 
-__all__ = ["seeded", "History", "fit", "build_seeded", "evaluating"]
+__all__ = ["seeded", "History", "Trained", "fit", "build_seeded", "evaluating"]
 
 
 @contextmanager
@@ -33,11 +34,33 @@ def seeded(seed: int) -> Iterator[None]:
 @dataclass
 class History:
     """What a run of :func:`fit` saw: the loss at every step, what ``checkpoint`` returned (with the step and
-    the training seconds so far), and the seconds spent in training steps (checkpoints not counted)."""
+    the training seconds so far), the seconds spent in training steps (checkpoints not counted), the checkpoint
+    whose weights the model kept (``kept``: with ``fit(keep=...)``; None: the last step's), and how many fresh
+    starts the training took (``starts``: :func:`attn.memory.train_until` starts again until a goal is met)."""
 
     loss: list[float] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    kept: dict[str, Any] | None = None
+    starts: int = 1
+
+
+@dataclass
+class Trained:
+    """What every trainer returns: the trained model (in eval mode) and the :class:`History` of its training. Like the
+    pair ``(model, history)``, it unpacks (``model, history = train_...(...)``) and indexes (``[0]``, ``[1]``)."""
+
+    model: nn.Module
+    history: History
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.model, self.history))
+
+    def __getitem__(self, index: int) -> Any:
+        return (self.model, self.history)[index]
+
+    def __len__(self) -> int:
+        return 2
 
 
 def _is_step(s: object) -> bool:
@@ -52,7 +75,16 @@ def _checkpoint_steps(every: int | Collection[int]) -> Callable[[int], bool]:
     return lambda step: step in listed
 
 
-def _fit_args(steps: object, lr: object, clip: object, every: object, warmup: object, schedule: object) -> None:
+def _fit_args(
+    steps: object,
+    lr: object,
+    clip: object,
+    every: object,
+    warmup: object,
+    schedule: object,
+    optimizer: object,
+    keep: object,
+) -> None:
     """The settings of :func:`fit` (its model, loss and callbacks are the caller's code, run as they are)."""
     check(_is_step(every) or isinstance(every, Collection) and every and all(map(_is_step, every)),
           lambda: f"every must be a positive int or a collection of positive steps, got {every!r}")  # fmt: skip
@@ -63,6 +95,11 @@ def _fit_args(steps: object, lr: object, clip: object, every: object, warmup: ob
     got = f"warmup={warmup} as well" if callable(schedule) else repr(schedule)
     check(schedule is None or callable(schedule) and not warmup,
           f"schedule must be a function of the step (from 1) that replaces warmup, got {got}")  # fmt: skip
+    check(
+        callable(optimizer),
+        f"optimizer must build one from (parameters, lr=...), e.g. torch.optim.SGD, got {optimizer!r}",
+    )
+    check(keep is None or callable(keep), f"keep must be a function of a checkpoint's record, got {keep!r}")
 
 
 def fit(
@@ -78,8 +115,11 @@ def fit(
     progress: bool = True,
     stop_when: Callable[[dict[str, Any]], bool] | None = None,
     schedule: Callable[[int], float] | None = None,
+    optimizer: Callable[..., torch.optim.Optimizer] = torch.optim.Adam,
+    keep: Callable[[dict[str, Any]], Any] | None = None,
 ) -> History:
-    """Train for ``steps`` Adam steps; ``loss_fn(model, step)`` computes one batch's loss.
+    """Train for ``steps`` steps of ``optimizer`` (Adam; ``torch.optim.SGD`` for plain SGD); ``loss_fn(model,
+    step)`` computes one batch's loss, and the gradient's norm is clipped at ``clip``.
 
     With ``warmup`` > 0 the learning rate rises linearly from ``lr / warmup`` to ``lr`` over the first
     ``warmup`` steps, then stays constant (the Transformer paper warms up the same way, §5.3, and then decays
@@ -89,11 +129,16 @@ def fit(
     Every ``every`` steps (and after the last) ``checkpoint(model, step)`` is called in eval mode under
     ``torch.no_grad()`` and its dict (metrics, attention snapshots) is stored in the history; ``every`` may also
     be the steps themselves, e.g. ``(400, 1000)``. With ``stop_when``, training stops early at the first
-    checkpoint whose dict it accepts (a goal reached).
+    checkpoint whose dict it accepts (a goal reached). A ``schedule`` may read what a checkpoint decided: the rate of
+    the steps after a checkpoint is asked for once it has run (an epoch is ``every`` steps).
+
+    With ``keep``, the model ends with the weights of the best checkpoint instead of the last step's: ``keep(record)``
+    is the record's key (the smallest wins, the later of equal keys; None: the record does not compete), and
+    ``history.kept`` is that record.
     """
-    _fit_args(steps, lr, clip, every, warmup, schedule)
+    _fit_args(steps, lr, clip, every, warmup, schedule, optimizer, keep)
     at, lr, clip = _checkpoint_steps(every), float(lr), float(clip)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    optimizer = optimizer(model.parameters(), lr=lr)
 
     def rate(i: int) -> float:  # LambdaLR counts the steps from 0
         if schedule is not None:
@@ -101,7 +146,7 @@ def fit(
         return min(1.0, (i + 1) / warmup) if warmup else 1.0
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
-    history = History()
+    history, best, best_state = History(), None, None
     bar = progress_bar(range(1, steps + 1), show=progress, desc="training", leave=False)
     for step in bar:
         start = time.perf_counter()
@@ -111,7 +156,6 @@ def fit(
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), clip)
         optimizer.step()
-        scheduler.step()
         history.loss.append(loss.item())
         history.seconds += time.perf_counter() - start
         if checkpoint is not None and (at(step) or step == steps):
@@ -120,8 +164,14 @@ def fit(
                 record = {"step": step, "seconds": history.seconds, **checkpoint(model, step)}
             history.checkpoints.append(record)
             bar.set_postfix({k: v for k, v in record.items() if k not in ("step", "seconds") and isinstance(v, float)})
+            key = keep(record) if keep is not None else None
+            if key is not None and (best is None or key <= best):
+                best, best_state, history.kept = key, copy.deepcopy(model.state_dict()), record
             if stop_when is not None and stop_when(record):
                 break
+        scheduler.step()  # after the checkpoint, which may have changed what the schedule says
+    if best_state is not None:
+        model.load_state_dict(best_state)
     model.eval()
     return history
 

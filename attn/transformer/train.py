@@ -24,7 +24,7 @@ from attn.data.translation import (
     random_batches,
     score_translations,
 )
-from attn.training import History, build_seeded, evaluating, fit, seeded
+from attn.training import Trained, build_seeded, evaluating, fit, seeded
 from attn.transformer.mixers import MixerTagger
 from attn.transformer.model import LanguageModel, Transformer, TransformerConfig
 from attn.transformer.pretraining import check_objective, language_model_batch, language_model_loss
@@ -94,7 +94,7 @@ def train_transformer(
     label_smoothing: float = 0.0,
     schedule: Callable[[int], float] | None = None,
     **sizes: Any,
-) -> tuple[Transformer, History]:
+) -> Trained:
     """Train a :class:`~attn.transformer.Transformer` on ``corpus.train`` (cross-entropy at every target
     position at once, teacher forcing), seeded; ``sizes`` go to :class:`~attn.transformer.TransformerConfig`.
 
@@ -140,7 +140,7 @@ def train_transformer(
             progress=progress,
             schedule=schedule,
         )
-    return model, history
+    return Trained(model, history)
 
 
 def train_tagger(
@@ -157,13 +157,13 @@ def train_tagger(
     valid: tuple[torch.Tensor, torch.Tensor] | None = None,
     goal: float | None = None,
     progress: bool = True,
-) -> History | tuple[nn.Module, History]:
+) -> Trained:
     """Train ``model`` (ids ``(B, T)`` -> an output with ``logits (B, T, C)``) to predict ``labels (N, T)`` at
     every position at once (cross-entropy; label -100 is ignored) on random batches of ``inputs (N, T)``.
 
-    ``model`` is a module, trained in place (the :class:`History` is returned), or a function of no arguments
-    that builds one: it is called under :func:`seeded` ``(seed)``, so each seed starts from its own weights, and
-    ``(model, history)`` is returned, as :func:`train_transformer` does. That form can run in another process:
+    ``model`` is a module, trained in place, or a function of no arguments that builds one: it is called under
+    :func:`seeded` ``(seed)``, so each seed starts from its own weights; either way the model and its history are
+    returned (:class:`attn.training.Trained`), as every trainer does. The function form can run in another process:
     ``over_seeds(partial(train_tagger, partial(LanguageModel, config), inputs, labels), seeds)``
     (:func:`attn.training.over_seeds`) trains one model per seed.
 
@@ -175,7 +175,6 @@ def train_tagger(
           f"{tuple(inputs.shape)} and {tuple(labels.shape)}")  # fmt: skip
     check(goal is None or (valid is not None and not isinstance(goal, bool) and isinstance(goal, numbers.Real)),
           lambda: f"goal must be a number with valid=(inputs, labels) to measure it on, got goal={goal!r}")  # fmt: skip
-    built = not isinstance(model, nn.Module)
     model = build_seeded(model, seed)
     rng = np.random.default_rng(seed)
     loss_of = nn.CrossEntropyLoss()
@@ -194,7 +193,7 @@ def train_tagger(
     with seeded(seed):
         history = fit(model, loss_fn, steps, lr=lr, warmup=warmup, checkpoint=checkpoint, every=every,
                       progress=progress, stop_when=None if goal is None else reached)  # fmt: skip
-    return (model, history) if built else history
+    return Trained(model, history)
 
 
 def train_mixer_tagger(
@@ -212,7 +211,7 @@ def train_mixer_tagger(
     scaled: bool = True,
     match_scaled_start: bool = False,
     progress: bool = False,
-) -> tuple[MixerTagger, History]:
+) -> Trained:
     """A :class:`MixerTagger` built from ``seed`` and trained on ``data = (inputs, labels)`` (both ``(N, T)``) with
     :func:`attn.transformer.train_tagger` (Adam at learning rate ``lr``) from the same seed: one run, as
     :func:`attn.training.over_seeds` repeats it.
@@ -247,17 +246,16 @@ def train_language_model(
     every: int = 100,
     valid: torch.Tensor | None = None,
     progress: bool = True,
-) -> History | tuple[LanguageModel, History]:
+) -> Trained:
     """Train on random batches of sentences ``tokens (N, T)`` with one of the pretraining objectives
     (:data:`~attn.transformer.pretraining.OBJECTIVES`). At each checkpoint the history stores, on ``valid``, for a
     causal model the next-token loss (``"next_loss"``) and every prediction's loss (``"token_loss"``, ``(N, T - 1)``,
     see :func:`~attn.transformer.measures.token_losses`); for a bidirectional one the masked-LM loss
     (``"masked_loss"``).
 
-    As in :func:`train_tagger`, ``model`` is a module trained in place (the :class:`History` is returned) or a
-    function that builds one under :func:`seeded` ``(seed)`` (``(model, history)`` is returned; that form can run
-    in another process, e.g. ``partial(LanguageModel, config)``)."""
-    built = not isinstance(model, nn.Module)
+    As in :func:`train_tagger`, ``model`` is a module trained in place or a function that builds one under
+    :func:`seeded` ``(seed)`` (that form can run in another process, e.g. ``partial(LanguageModel, config)``); the
+    model and its history are returned (:class:`attn.training.Trained`)."""
     model = build_seeded(model, seed)
     check_objective(model, objective)
     language_model_batch.check(tokens, objective, mask, model.config.vocab_size)
@@ -283,7 +281,7 @@ def train_language_model(
         history = fit(
             model, loss_fn, steps, lr=lr, warmup=warmup, checkpoint=checkpoint, every=every, progress=progress
         )
-    return (model, history) if built else history
+    return Trained(model, history)
 
 
 def _rows(tokens: torch.Tensor, rng: np.random.Generator, batch_size: int) -> torch.Tensor:

@@ -113,8 +113,23 @@ def beam_search(
             tokens = torch.cat([prefixes[rows, go_on], word.gather(1, go_on)[..., None]], dim=2)  # (B, k, t + 1)
             if bool((count >= k).all()):
                 break
-    # Sentences not done by max_len choose among their ended and their live (cut) hypotheses.
-    cut = torch.full((B, k, max_len), pad, dtype=torch.long, device=device)
+    return _best_of(tokens, log_prob, (ended, ended_log_prob, ended_length), count, pad, alpha)
+
+
+def _best_of(
+    tokens: torch.Tensor,
+    log_prob: torch.Tensor,
+    ended: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    count: torch.Tensor,
+    pad: int,
+    alpha: float,
+) -> BeamSearchOutput:
+    """The search's result: each sentence's best hypotheses by ``log p / lp``. Sentences not done by ``max_len``
+    choose among their ended and their live (cut) hypotheses. ``tokens (B, k, t)`` and ``log_prob (B, k)`` are the
+    live ones, ``ended`` = (words ``(B, k, max_len)``, log-probabilities, lengths), ``count (B,)`` how many ended."""
+    ended, ended_log_prob, ended_length = ended
+    (B, k, max_len), rows = ended.shape, torch.arange(ended.shape[0], device=ended.device)[:, None]
+    cut = torch.full((B, k, max_len), pad, dtype=torch.long, device=ended.device)
     cut[:, :, : tokens.shape[2] - 1] = tokens[:, :, 1:]
     cut_log_prob = log_prob.masked_fill((count >= k)[:, None], -math.inf)  # (B, k)
     hypotheses = torch.cat([ended, cut], dim=1)  # (B, 2k, max_len)

@@ -12,7 +12,7 @@ from torch import nn
 
 from attn._checks import check, check_positive_int
 from attn.data.scenes import Scenes
-from attn.training import History, build_seeded, evaluating, fit, seeded
+from attn.training import Trained, build_seeded, evaluating, fit, seeded
 from attn.vision.model import RAMOutput
 from attn.vision.ram import ram_loss
 
@@ -74,7 +74,7 @@ def train_on_scenes(
     min_gain: float = 0.0,
     every: int = 100,
     progress: bool = True,
-) -> History | tuple[nn.Module, History]:
+) -> Trained:
     """Adam on random batches of ``train`` (drawn from ``seed``); with ``held_out``, its accuracy at every
     checkpoint, and with ``goal`` training stops at the first checkpoint whose held-out accuracy reaches it. With
     ``budget``, it also stops at the first checkpoint after ``budget`` seconds of training. With ``patience``, it
@@ -82,11 +82,10 @@ def train_on_scenes(
     ``min_gain`` (early stopping: trained to convergence, ``steps`` a cap); ``held_out`` should then be a
     validation set, not the test set.
 
-    As in :func:`attn.transformer.train_tagger`, ``model`` is a module trained in place (the history is returned) or a
-    function that builds one under ``seeded(seed)`` (``(model, history)`` is returned; that form can run in another
-    process, e.g. ``functools.partial(ViT, config)``)."""
+    As in :func:`attn.transformer.train_tagger`, ``model`` is a module trained in place or a function that builds one
+    under ``seeded(seed)`` (that form can run in another process, e.g. ``functools.partial(ViT, config)``); the model
+    and its history are returned (:class:`attn.training.Trained`)."""
     _train_on_scenes_args(batch_size, held_out, goal, patience, min_gain)
-    built = not isinstance(model, nn.Module)
     model = build_seeded(model, seed)
     _answers_args(model, "train", train)
     _answers_args(model, "held_out", held_out)
@@ -103,7 +102,7 @@ def train_on_scenes(
         history = fit(
             model, loss_fn, steps, lr=lr, checkpoint=checkpoint, every=every, progress=progress, stop_when=stop
         )
-    return (model, history) if built else history
+    return Trained(model, history)
 
 
 class _Stop:

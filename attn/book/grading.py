@@ -35,7 +35,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from attn._checks import check
-from attn.book.tampering import changes, refusals
+from attn.book.tampering import DYNAMIC, changes, refusals
 
 __all__ = ["forbid", "check_written", "fresh_generator", "student_version", "write_assignments", "grade_cells"]
 
@@ -62,8 +62,6 @@ def _caller_globals() -> dict:
 
 
 # Names that look a function up at run time, past any check of the code as written.
-_DYNAMIC = frozenset({"getattr", "eval", "exec", "compile", "__import__", "globals", "vars", "locals",
-                      "import_module", "__dict__", "__getattribute__", "__builtins__", "__globals__"})  # fmt: skip
 
 
 _MISSING = object()
@@ -309,7 +307,7 @@ def _uses(fn: Callable, forbidden: _Forbidden, seen: set[int], reached: set[int]
         line = f"line {line0 + getattr(node, 'lineno', 1)}"
         if isinstance(node, ast.Name | ast.Attribute) and not isinstance(getattr(node, "ctx", None), ast.Store):
             label = node.id if isinstance(node, ast.Name) else node.attr
-            if label in _DYNAMIC:
+            if label in DYNAMIC:
                 problems.append(f"{where} looks names up at run time ({label}, {line}): call functions directly")
                 continue
             if isinstance(node, ast.Attribute) and node.attr in forbidden.methods:

@@ -19,7 +19,9 @@ from collections.abc import Iterable
 
 import torch
 
-__all__ = ["refusals", "bound_names", "free_names", "import_bindings", "snapshot", "changes", "ipython_lines"]
+__all__ = [
+    "DYNAMIC", "refusals", "bound_names", "free_names", "import_bindings", "snapshot", "changes", "ipython_lines",
+]  # fmt: skip
 
 # Modules that reach the interpreter, the kernel or the grader, or rebuild objects from bytes.
 _MODULES = frozenset({
@@ -27,11 +29,14 @@ _MODULES = frozenset({
     "marshal", "copyreg", "dill", "cloudpickle", "shelve", "code", "codeop", "runpy", "pkgutil", "traceback",
     "nbgrader", "attn.book", "torch.overrides", "torch.library", "torch.ops", "torch.utils._python_dispatch",
 })  # fmt: skip
-# Built-in names that look names up, run text as code, or reach the kernel.
-_NAMES = frozenset({
-    "getattr", "setattr", "delattr", "globals", "vars", "locals", "eval", "exec", "compile", "__import__",
-    "breakpoint", "get_ipython", "__builtins__", "exit", "quit",
+# Names that look other names up at run time, where no reading of the source can follow them: refused in a student's
+# cell (refusals) and reported in a solution's code (attn.book.grading.check_written). One list for both.
+DYNAMIC = frozenset({
+    "getattr", "eval", "exec", "compile", "__import__", "globals", "vars", "locals", "import_module", "__dict__",
+    "__getattribute__", "__builtins__", "__globals__",
 })  # fmt: skip
+# Built-in names that look names up, change other objects' attributes, run text as code, or reach the kernel.
+_NAMES = DYNAMIC | {"setattr", "delattr", "breakpoint", "get_ipython", "exit", "quit"}
 # Attributes that reach code, frames or namespaces (dunders not listed in _DUNDERS_ALLOWED are refused too).
 _ATTRIBUTES = frozenset({
     "f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame", "user_ns",

@@ -5,8 +5,9 @@ that a student reads one sentence about the argument they passed (see ARCHITECTU
 Checks run once, at the door. A public function names its checks in one line, ``@checked(_attention_args)``, and
 its body is the equation alone; the checker reads as one line per argument
 (``check_shapes(query=(query, "... Tq d_k"), key=(key, "... Tk d_k"))``). Inside a checked call, the library's
-other checked functions (a model's forward calling attention at every layer, a DNC calling ten memory functions at
-every step) run their equations only: their inputs come from code that was checked at the door."""
+own calls of its other checked functions (a model's forward calling attention at every layer, a DNC calling ten
+memory functions at every step) run their equations only: their inputs come from code checked at the door. A call
+from anywhere else (a user's hook or callback, a student's function) is checked, wherever it runs."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ import functools
 import inspect
 import math
 import numbers
+import os
+import sys
+import types
 from collections.abc import Callable
 from contextvars import ContextVar
 
@@ -52,20 +56,26 @@ __all__ = [
 ]
 
 _INSIDE = ContextVar("attn_inside_a_checked_call", default=False)
+_TORCH = os.path.dirname(torch.__file__) + os.sep
 
 
 def checked(check: Callable[..., object], after: Callable[..., object] | None = None) -> Callable:
     """Decorate a function (or a module's ``forward``) with the checks of its arguments: ``check`` takes the same
     parameters and raises a ValueError for bad input; ``after(result, *args)`` checks what only the result shows
-    (scores that overflowed). Both run only when the call comes from outside the library's checked code."""
+    (scores that overflowed). Both run unless the call comes from the library's own code inside a checked call (a
+    model's layers, a DNC's steps): a call from any other code, a user's hook or callback or a student's function
+    among them, is checked wherever it runs."""
 
     def decorate(function: Callable) -> Callable:
-        if list(inspect.signature(check).parameters) != list(inspect.signature(function).parameters):
-            raise TypeError(f"{check.__qualname__} must take the parameters of {function.__qualname__}")
+        def parameters(f: Callable) -> list[tuple]:
+            return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
+
+        if parameters(check) != parameters(function):
+            raise TypeError(f"{check.__qualname__} must take the parameters of {function.__qualname__}, defaults too")
 
         @functools.wraps(function)
         def door(*args, **kwargs):
-            if _INSIDE.get():  # called by checked library code: its inputs were checked at the door
+            if _INSIDE.get() and _from_the_library(sys._getframe(1)):  # its inputs were checked at the door
                 return function(*args, **kwargs)
             check(*args, **kwargs)
             token = _INSIDE.set(True)
@@ -81,6 +91,14 @@ def checked(check: Callable[..., object], after: Callable[..., object] | None = 
         return door
 
     return decorate
+
+
+def _from_the_library(frame: types.FrameType | None) -> bool:
+    """Whether a call was made by attn's own code (torch's module machinery in between, ``Module.__call__``, does
+    not count): hooks and callbacks are the caller's code, and their calls are checked."""
+    while frame is not None and frame.f_code.co_filename.startswith(_TORCH):
+        frame = frame.f_back
+    return frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "attn"
 
 
 def check(ok: object, message: str | Callable[[], str]) -> None:

@@ -488,3 +488,40 @@ def test_dropout_changes_the_output_but_not_the_weights_returned():
     for bad in (-0.1, 1.0, True, "0.5"):
         with pytest.raises(ValueError, match="dropout must be a probability in"):
             attn.attend(scores, value, dropout=bad)
+
+
+def test_checks_run_at_the_door_and_in_the_callers_code_never_in_the_librarys_loops():
+    """A model's forward checks its input once; the attention of its layers runs unchecked; a user's hook inside
+    that forward is the user's code, and what it calls is checked (attn._checks.checked)."""
+    import sys
+
+    from attn.transformer import LanguageModel, LanguageModelConfig
+
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "check_attention":
+            calls.append(frame.f_code.co_name)
+
+    model = LanguageModel(LanguageModelConfig(20, d_model=16, num_heads=2, num_layers=2, d_ff=32, max_len=8))
+    tokens = torch.randint(1, 20, (2, 5))
+    sys.setprofile(profile)
+    try:
+        model(tokens)  # every layer's attention returns its weights: scaled_dot_product_attention, unchecked
+        assert calls == []
+        x = torch.randn(2, 3, 4)
+        attn.scaled_dot_product_attention(x, x, x)  # called by the user: checked
+        assert calls == ["check_attention"]
+    finally:
+        sys.setprofile(None)
+    refused = []
+
+    def hook(module, args):
+        try:
+            attn.softmax(args[0], temperature=-1.0)
+        except ValueError as error:
+            refused.append(str(error))
+
+    model.layers.layers[0].self_attention.W_o.register_forward_pre_hook(hook)
+    model(tokens)
+    assert refused == ["temperature must be a positive finite number, got -1.0"]

@@ -12,7 +12,15 @@ import torch
 from torch import nn
 
 from attn._checks import check, check_choice, check_nonnegative_int, check_positive_int, check_positive_number, checked
-from attn.data.babi import MEMORY_SIZE, BabiTensors, Example, build_vocab, split_sentences, vectorize
+from attn.data.babi import (
+    MEMORY_SIZE,
+    BabiTensors,
+    Example,
+    build_vocab,
+    check_vectorizable,
+    split_sentences,
+    vectorize,
+)
 from attn.data.vocab import Vocab, tokenize
 from attn.memn2n.measures import evaluate
 from attn.memn2n.model import MemN2N, MemN2NConfig, time_index
@@ -131,6 +139,8 @@ def _train_memn2n_args(
     train, valid = split_valid(train, seed=0) if valid is None else (train, valid)
     check(len(train) > 0 and len(valid) > 0,
           f"need training and validation questions, got {len(train)} and {len(valid)}")  # fmt: skip
+    for questions in (train, valid):  # vectorize runs unchecked inside: its size guard runs here
+        check_vectorizable(questions, config.get("memory_size", MEMORY_SIZE))
 
 
 @checked(_train_memn2n_args)

@@ -77,9 +77,10 @@ def _address_args(memory: torch.Tensor, previous: torch.Tensor, key: torch.Tenso
                   gate: torch.Tensor | float, shifts: torch.Tensor, gamma: torch.Tensor | float) -> None:  # fmt: skip
     content_addressing.check(key, memory, strength)
     check_shapes(memory=(memory, "... N W"), previous=(previous, "... N"))
-    per_row("gate", gate, previous, low=0.0, high=1.0)
+    heads = (previous, key, memory[..., 0])  # the gates broadcast to the heads of all three
+    per_row("gate", gate, *heads, low=0.0, high=1.0)
     _shift_args(previous, shifts)
-    _sharpen_args(previous, gamma)
+    per_row("gamma", gamma, *heads, low=1.0)
 
 
 @checked(_address_args)

@@ -142,6 +142,14 @@ class Embedding(nn.Module):
         return self.dropout(x)
 
 
+def _check_ids(embedding: nn.Module, tokens: torch.Tensor, name: str, vocab_size: int) -> None:
+    """The ids a model's embedding reads: its door's checks, or the vocabulary's where other code replaced it."""
+    if isinstance(embedding, Embedding):
+        Embedding.forward.check(embedding, tokens, name)
+    else:
+        check_tokens(name, tokens, vocab_size)
+
+
 @dataclass
 class TransformerOutput:
     """``logits (B, T, target_vocab)``; per layer ``encoder_attention (B, H, S, S)``, ``decoder_attention
@@ -205,12 +213,12 @@ class Transformer(nn.Module):
     # ------------------------------------------------------------------------------------- the checks at each door
 
     def _encode_args(self, source: torch.Tensor, need_weights: bool = True) -> None:
-        Embedding.forward.check(self.source_embedding, source, "source")
+        _check_ids(self.source_embedding, source, "source", self.config.source_vocab)
 
     def _decode_args(
         self, target: torch.Tensor, memory: torch.Tensor, source: torch.Tensor, need_weights: bool = True
     ) -> None:
-        Embedding.forward.check(self.target_embedding, target, "target")
+        _check_ids(self.target_embedding, target, "target", self.config.target_vocab)
         d_model = self.config.d_model
         check(isinstance(memory, torch.Tensor) and memory.dim() == 3 and memory.shape[-1] == d_model,
               lambda: f"memory must have shape (B, S, d_model={d_model}), got {describe(memory)}")  # fmt: skip
@@ -222,8 +230,8 @@ class Transformer(nn.Module):
         check_dtype_of("memory", memory, self)
 
     def _forward_args(self, source: torch.Tensor, target: torch.Tensor, need_weights: bool = True) -> None:
-        Embedding.forward.check(self.source_embedding, source, "source")
-        Embedding.forward.check(self.target_embedding, target, "target")
+        _check_ids(self.source_embedding, source, "source", self.config.source_vocab)
+        _check_ids(self.target_embedding, target, "target", self.config.target_vocab)
         check(source.shape[0] == target.shape[0], lambda: f"source {shape_of(source)} and target "
               f"{shape_of(target)} must have the same batch size")  # fmt: skip
 
@@ -321,7 +329,7 @@ class LanguageModel(nn.Module):
     # ------------------------------------------------------------------------------------- the checks at each door
 
     def _forward_args(self, tokens: torch.Tensor, need_weights: bool = True) -> None:
-        Embedding.forward.check(self.embedding, tokens)
+        _check_ids(self.embedding, tokens, "tokens", self.config.vocab_size)
 
     def _extend_args(self, tokens: torch.Tensor, cache: KeyValueCache | None = None, need_weights: bool = True) -> None:
         check(self.config.causal, "extend needs a causal model (config.causal=True)")

@@ -104,7 +104,8 @@ def _private_checkers(function) -> set[str]:
 
 def _is_checker(code) -> bool:
     name = code.co_name
-    return code.co_filename.endswith("_checks.py") and name not in ("door", "check", "<lambda>") or name.startswith(
+    machinery = ("door", "check", "<lambda>", "_from_the_library")  # the decorator itself and the one-line rule
+    return code.co_filename.endswith("_checks.py") and name not in machinery or name.startswith(
         ("check", "_check")) or (name.startswith("_") and name.endswith("_args"))  # fmt: skip
 
 

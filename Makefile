@@ -51,8 +51,7 @@ book: $(STAMP)
 # ATTN_PROGRESS=0: the chapters' training cells show no progress bars here (nbval compares their outputs).
 # One worker per core (JOBS=1 for one process): each chapter's cells, each chapter's run on the second numeric path
 # and the book's tests stay in one worker (the top-level conftest.py), the longest handed out first.
-test: $(STAMP)
-	$(VENV)/bin/ruff check .
+test: lint
 	ATTN_PROGRESS=0 $(PY) -m pytest tests notebooks --nbval --nbval-current-env --nbval-cell-timeout=300 \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly \
 		-n $(JOBS) --dist loadgroup --no-loadscope-reorder --durations=20
@@ -127,9 +126,11 @@ claims: $(STAMP)
 diagrams: $(STAMP)
 	$(PY) book/diagrams.py notebooks/figures $(if $(FORCE),--force)
 
+# Style, format and types: ruff, then mypy on attn/ (its settings in pyproject.toml: every function body checked)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check attn tests benchmarks book/_ext book/vendor.py book/shrink_figures.py book/diagrams.py
+	$(VENV)/bin/mypy
 
 # Keeps _build/assignments: instructors may have edited the student versions there.
 clean:

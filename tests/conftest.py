@@ -7,6 +7,9 @@ import pytest
 import torch
 from filelock import FileLock
 from hypothesis import settings
+from tiny_models import N_TEST, N_TRAIN
+
+from attn.data.language import make_text_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -15,6 +18,13 @@ torch.set_num_threads(1)
 # CI runs on 2 slow cores: no per-example deadline; a fixed number of examples.
 settings.register_profile("book", deadline=None, max_examples=60, print_blob=True)
 settings.load_profile("book")
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    """The text corpus the tiny language models of tiny_models.py read (attn.data.language), one per test file; a
+    file with a corpus of its own (a translation corpus) names it ``corpus`` too, and that one wins there."""
+    return make_text_corpus(N_TRAIN, N_TEST, seed=0)
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,11 @@
 """Filling in a blanked word (chapter 10): fill_in (a causal model from the left, a masked model from both sides)
 and fill_in_by_likelihood (a causal model scoring each candidate by the whole sentence's likelihood), checked
-against brute force: every candidate written into the sentence and the sentence scored in one plain forward pass."""
+against brute force: every candidate written into the sentence and the sentence scored in one plain forward pass;
+and fill_in with tiny models on the text corpus."""
 
 import pytest
 import torch
+from tiny_models import tiny_lm
 
 from attn.data.sequences import IGNORE
 from attn.training import seeded
@@ -125,3 +127,39 @@ def test_fill_in_by_likelihood_rejects_bad_arguments(kwargs, message):
 def test_fill_in_by_likelihood_needs_a_causal_model():
     with pytest.raises(ValueError, match="causal"):
         fill_in_by_likelihood(model(causal=False), sentences(), torch.tensor([4, 5]))
+
+
+# ---------------------------------------------------------------- fill_in on the text corpus
+
+
+def test_fill_in_with_a_causal_model_reads_the_words_on_the_left(corpus):
+    model = tiny_lm(len(corpus.vocab), seed=3)
+    tokens = corpus.test[:5]
+    guesses = fill_in(model, tokens)
+    assert guesses.shape == tokens.shape
+    first = torch.arange(tokens.shape[1]) == 0
+    assert torch.equal(guesses == IGNORE, (tokens == 0) | first)  # padding and <bos> are not guessed
+    with torch.no_grad():
+        expected = model(tokens[:, :-1]).logits.argmax(-1)
+        real = tokens[:, 1:] != 0
+        assert torch.equal(guesses[:, 1:][real], expected[real])
+        t = 4
+        alone = model(tokens[:, :t]).logits[:, -1].argmax(-1)  # only the prefix
+        assert torch.equal(guesses[:, t][tokens[:, t] != 0], alone[tokens[:, t] != 0])
+
+
+def test_fill_in_with_a_bidirectional_model_masks_one_word_at_a_time(corpus):
+    model = tiny_lm(len(corpus.vocab), causal=False, seed=4)
+    tokens = corpus.test[:4]
+    guesses = fill_in(model, tokens, mask=corpus.mask)
+    assert (guesses[:, 0] == IGNORE).all() and (guesses[tokens == 0] == IGNORE).all()
+    with torch.no_grad():
+        for t in (1, 3, tokens.shape[1] - 1):
+            blanked = tokens.clone()
+            blanked[:, t] = corpus.mask
+            expected = model(blanked).logits[:, t].argmax(-1)
+            real = tokens[:, t] != 0
+            assert torch.equal(guesses[real, t], expected[real])
+    assert not torch.equal(guesses, fill_in(model, tokens, mask=4))  # the mask id matters
+    with pytest.raises(ValueError, match=r"a bidirectional model needs the id of the mask token \(mask=...\)"):
+        fill_in(model, tokens)

@@ -1,10 +1,12 @@
-"""The algorithmic sequence tasks: answers and alignments, corpus generation, bad arguments."""
+"""The algorithmic sequence tasks: answers and alignments, corpus generation, bad arguments; and the repeated
+sequences of induction heads (repeated_sequences)."""
 
 import pytest
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attn.data.sequences import SYMBOLS, TASKS, make_sequence_corpus, sequence_pair
+from attn.data.sequences import SYMBOLS, TASKS, make_sequence_corpus, repeated_sequences, sequence_pair
 from attn.data.translation import Pair, encode_batch
 
 # ---------------------------------------------------------------- sequence_pair
@@ -131,3 +133,42 @@ def test_delayed_copy_labels_each_position_with_the_symbol_delay_back():
     assert torch.equal(delayed_copy(5, 12, 4, num_symbols=6, seed=3)[0], inputs)
     with pytest.raises(ValueError, match="delay must be < length=4, got 4"):
         delayed_copy(2, 4, 4)
+
+
+# ---------------------------------------------------------------- repeated_sequences
+
+
+@given(st.integers(0, 2**16), st.integers(2, 30), st.integers(1, 40), st.data())
+def test_repeated_sequences_repeat_a_segment_with_its_period(seed, length, num_symbols, data):
+    low = data.draw(st.integers(1, length - 1))
+    high = data.draw(st.integers(low, length - 1))
+    tokens, periods = repeated_sequences(7, length, num_symbols, (low, high), seed)
+    assert tokens.shape == (7, length) and periods.shape == (7,) and tokens.dtype == torch.long
+    assert tokens.min() >= 1 and tokens.max() <= num_symbols
+    assert ((periods >= low) & (periods <= high)).all()
+    for row, p in zip(tokens.tolist(), periods.tolist(), strict=True):
+        segment = row[:p]
+        assert row == (segment * (length // p + 1))[:length]
+
+
+def test_repeated_sequences_are_seeded_and_draw_every_period():
+    tokens, periods = repeated_sequences(500, 24, 32, (4, 12), seed=1)
+    assert set(periods.tolist()) == set(range(4, 13))
+    again, same_periods = repeated_sequences(500, 24, 32, (4, 12), seed=1)
+    assert torch.equal(tokens, again) and torch.equal(periods, same_periods)
+    assert not torch.equal(repeated_sequences(500, 24, 32, (4, 12), seed=2)[0], tokens)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"periods": (6, 4)}, r"periods must satisfy 1 <= low <= high < length=10, got \(6, 4\)"),
+        ({"periods": (4, 10)}, r"periods must satisfy 1 <= low <= high < length=10, got \(4, 10\)"),
+        ({"periods": (0, 4)}, r"periods\[0\] must be a positive int, got 0"),
+        ({"n": 0}, "n must be a positive int, got 0"),
+        ({"num_symbols": 0}, "num_symbols must be a positive int, got 0"),
+    ],
+)
+def test_repeated_sequences_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        repeated_sequences(**{"n": 3, "length": 10, **kwargs})

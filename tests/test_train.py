@@ -1,4 +1,5 @@
-"""The training loop, and the chapter's claim: attention beats the fixed-vector bottleneck on long sentences."""
+"""The training loop (its learning-rate warm-up too), and the chapter's claim: attention beats the fixed-vector
+bottleneck on long sentences."""
 
 import functools
 import io
@@ -119,3 +120,31 @@ def test_progress_bars_show_unless_hidden_by_the_caller_or_attn_progress(monkeyp
     assert progress_bar(range(3), show=True).disable
     monkeypatch.setenv("ATTN_PROGRESS", "1")
     assert not progress_bar(range(3), show=True, file=io.StringIO()).disable
+
+
+def test_fit_warms_the_learning_rate_up_linearly():
+    # Adam's first steps with a constant gradient move a parameter by almost exactly the learning rate.
+    model = nn.Module()
+    model.w = nn.Parameter(torch.zeros(()))
+    seen = []
+
+    def loss_fn(m, step):
+        seen.append(float(m.w.detach()))
+        return m.w * 1.0  # gradient 1 every step
+
+    fit(model, loss_fn, 8, lr=0.1, warmup=4, progress=False)
+    seen.append(float(model.w.detach()))
+    moves = [before - after for before, after in zip(seen, seen[1:], strict=False)]
+    assert moves == pytest.approx([0.025, 0.05, 0.075, 0.1, 0.1, 0.1, 0.1, 0.1], abs=1e-6)
+    seen.clear()
+    model.w.data.zero_()
+    fit(model, loss_fn, 3, lr=0.1, warmup=0, progress=False)  # no warmup: full steps at once
+    seen.append(float(model.w.detach()))
+    assert [a - b for a, b in zip(seen, seen[1:], strict=False)] == pytest.approx([0.1] * 3, abs=1e-6)
+
+
+@pytest.mark.parametrize("warmup", [-1, 1.5, True])
+def test_fit_rejects_a_bad_warmup(warmup):
+    model = nn.Linear(1, 1)
+    with pytest.raises(ValueError, match=r"warmup must be an int >= 0"):
+        fit(model, lambda m, step: m.weight.sum(), 3, warmup=warmup, progress=False)

@@ -1,11 +1,14 @@
-"""The toy English -> German corpus: its sentences, its true alignments, batches and scores."""
+"""The toy English -> German corpus: its sentences, its true alignments, batches and scores, and the parser that
+reads its English back (parse_english)."""
 
+import numpy as np
 import pytest
 import torch
 
 from attn.data import Vocab, make_corpus, translation
 from attn.data.translation import (
     LEXICON,
+    NUMBER,
     NounPhrase,
     Pair,
     Sentence,
@@ -14,7 +17,9 @@ from attn.data.translation import (
     alignment_matrix,
     encode_batch,
     exact_match,
+    parse_english,
     render,
+    sample_sentence,
 )
 
 
@@ -173,3 +178,54 @@ def test_accuracy_by_length_counts_each_length(corpus):
     assert sum(acc * n for acc, n in table.values()) == 20
     with pytest.raises(ValueError, match="need one prediction per pair"):
         accuracy_by_length(predictions[:3], pairs)
+
+
+# ---------------------------------------------------------------- parse_english
+
+
+def test_every_generated_sentence_parses_back_to_itself():
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        sentence = sample_sentence(rng)
+        words = render(sentence).source
+        parsed = parse_english(words)
+        assert parsed == sentence, words
+        assert render(parsed).source == words
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the dogs sees the cat",  # plural subject, singular verb
+        "the dog see the cat",  # and the other way round
+        "twenty one big dog like the cat",  # a count with a singular noun
+        "two dogs sees the cat",
+        "the big big dog sees the cat",  # a repeated adjective
+        "the dog sees the old red old cat",
+        "the dog sees the cat today",  # a trailing word
+        "the dog sees the cat the",
+        "one dog sees the cat",  # "one" is not a count the grammar writes
+        "the dog sees",  # no object
+        "dog sees the cat",  # no article
+        "the dog the cat sees",
+        "i know that",
+        "i know the dog sees the cat",
+        "",
+    ],
+)
+def test_ungrammatical_english_does_not_parse(text):
+    assert parse_english(text.split()) is None
+
+
+def test_parse_english_reads_numbers_and_intros():
+    parsed = parse_english(["we", "think", "that", "twenty", "dogs", "like", "fifteen", "small", "cats"])
+    assert parsed is not None and parsed.intro == 2 and parsed.subject.number == 20 and parsed.object.number == 15
+    assert parse_english(["the", "dogs", "see", "forty", "two", "horses"]).object.number == 42
+    assert parse_english(("the", "dogs", "see", "the", "horses")).object.number == 0  # any sequence of words
+    assert NUMBER["dog"] == NUMBER["sees"] == "singular" and NUMBER["dogs"] == NUMBER["see"] == "plural"
+    assert NUMBER["children"] == "plural" and "the" not in NUMBER
+
+
+def test_parse_english_refuses_a_string():
+    with pytest.raises(ValueError, match="words must be a list of words, not a string"):
+        parse_english("the dog sees the cat")

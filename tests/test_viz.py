@@ -1,3 +1,6 @@
+"""attn.viz: the figures (heatmaps, bars, lookups, hops, images) and the widgets' panels (softmax, lookup,
+translation, memory, addressing, scene, heads, sampling) on hand-made inputs, fake models and small real ones."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -5,15 +8,19 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from panel_utils import shown  # noqa: E402
+from tiny_models import tiny_lm  # noqa: E402
 
 import attn  # noqa: E402
 from attn.data.translation import Translation  # noqa: E402
 from attn.memn2n import Answer  # noqa: E402
+from attn.transformer.translate import sample_sentences  # noqa: E402
 from attn.viz import bar_weights, heatmap, hop_heatmap, lookup_figure  # noqa: E402
 from attn.viz.widgets import (  # noqa: E402
     addressing_panel,
+    head_panel,
     lookup_panel,
     memory_panel,
+    sampling_panel,
     scene_panel,
     softmax_panel,
     translation_panel,
@@ -351,3 +358,67 @@ def test_a_panel_plot_needs_its_alt_text():
     with pytest.raises(ValueError, match="alt must say what the plot shows"):
         Frame(b"\x89PNG", "readout", " ")
     assert Frame(b"", "a bad input's message").alt == ""  # no plot, nothing to describe
+
+
+# ---------------------------------------------------------------- the language models' panels
+
+
+def fake_read(sentence):
+    words = sentence.split()
+    if not words:
+        raise ValueError("the sentence is <empty>")
+    T = len(words)
+    g = torch.Generator().manual_seed(T)
+    layers = tuple(torch.rand(1, 3, T, T, generator=g).softmax(-1) for _ in range(2))  # 2 layers, 3 heads
+    return layers, words
+
+
+def test_head_panel_shows_the_chosen_head_and_errors():
+    panel = head_panel(fake_read, ["the dog sees the cat", "a b"], layer=1, head=2)
+    choose, text, layer, head, readout, image = panel.children
+    assert (layer.value, layer.max, head.value, head.max) == (2, 2, 3, 3)  # shown 1-based
+    assert "5 tokens" in readout.value and shown(image)[1].startswith("Heatmap of layer 2, head 3: each token")
+    first = shown(image)[0]
+    head.value = 1
+    assert shown(image)[0] != first
+    choose.value = "a b"
+    assert text.value == "a b" and "2 tokens" in readout.value
+    text.value = "   "
+    assert "the sentence is &lt;empty&gt;" in readout.value and shown(image)[0] == b""
+    text.value = "one two three"
+    assert "3 tokens" in readout.value and shown(image)[0]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"layer": 2}, r"layer must be in 0..1 and head in 0..2, got layer=2, head=0"),
+        ({"head": 3}, r"layer must be in 0..1 and head in 0..2, got layer=0, head=3"),
+        ({"layer": -1}, r"got layer=-1, head=0"),
+        ({"examples": []}, "examples must hold at least one sentence"),
+    ],
+)
+def test_head_panel_refuses_what_it_cannot_show(kwargs, message):
+    args = {"examples": ["a b c"], **kwargs}
+    with pytest.raises(ValueError, match=message):
+        head_panel(fake_read, **args)
+
+
+def test_sampling_panel_redraws_with_the_temperature(corpus):
+    asked = []
+
+    def sample(temperature):
+        asked.append(temperature)
+        return ["the <b>dog</b> sees", ""]
+
+    panel = sampling_panel(sample, temperature=2.0)
+    slider, out = panel.children
+    assert asked == [2.0] and "τ = 2.00" in out.value
+    assert "&lt;b&gt;dog&lt;/b&gt;" in out.value and "(empty)" in out.value and out.value.count("<li>") == 2
+    slider.value = 0.1
+    assert asked[-1] == pytest.approx(0.1) and "τ = 0.10" in out.value
+    with pytest.raises(ValueError, match=r"temperature must be a number in \[0.01, 100\]"):
+        sampling_panel(sample, temperature=0.0)
+    model = tiny_lm(len(corpus.vocab), seed=8)
+    panel = sampling_panel(lambda t: sample_sentences(model, corpus.vocab, 3, temperature=t, seed=0, max_words=5))
+    assert panel.children[1].value.count("<li>") == 3

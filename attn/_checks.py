@@ -18,8 +18,9 @@ import numbers
 import os
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from contextvars import ContextVar
+from typing import Any, Protocol, TypeGuard, cast
 
 import torch
 
@@ -53,10 +54,22 @@ __all__ = [
     "check_images",
     "check_dtype_of",
     "check_question",
+    "is_real_number",
 ]
+
+Shape = tuple[int, ...]
 
 _INSIDE = ContextVar("attn_inside_a_checked_call", default=False)
 _TORCH = os.path.dirname(torch.__file__) + os.sep
+
+
+class Checked(Protocol):
+    """What :func:`checked` returns: the function, called as before, with its checks as ``.check`` (for code that
+    checks at its own door the arguments it will pass on)."""
+
+    check: Callable[..., object]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
 def checked(check: Callable[..., object], after: Callable[..., object] | None = None) -> Callable:
@@ -64,9 +77,10 @@ def checked(check: Callable[..., object], after: Callable[..., object] | None = 
     parameters and raises a ValueError for bad input; ``after(result, *args)`` checks what only the result shows
     (scores that overflowed). Both run unless the call comes from the library's own code inside a checked call (a
     model's layers, a DNC's steps): a call from any other code, a user's hook or callback or a student's function
-    among them, is checked wherever it runs."""
+    among them, is checked wherever it runs. While torch exports a graph (``torch.onnx.export``,
+    ``torch.export``) the checks are skipped: the graph is for any input, and they read values it does not have."""
 
-    def decorate(function: Callable) -> Callable:
+    def decorate(function: Callable) -> Checked:
         def parameters(f: Callable) -> list[tuple]:
             return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
 
@@ -76,6 +90,8 @@ def checked(check: Callable[..., object], after: Callable[..., object] | None = 
         @functools.wraps(function)
         def door(*args, **kwargs):
             if _INSIDE.get() and _from_the_library(sys._getframe(1)):  # its inputs were checked at the door
+                return function(*args, **kwargs)
+            if torch.compiler.is_exporting():  # a graph for any input: its checks read values it does not have
                 return function(*args, **kwargs)
             check(*args, **kwargs)
             token = _INSIDE.set(True)
@@ -87,8 +103,9 @@ def checked(check: Callable[..., object], after: Callable[..., object] | None = 
                 _INSIDE.reset(token)
             return result
 
-        door.check = check
-        return door
+        checked_door = cast(Checked, door)  # functools.wraps's type knows nothing of .check
+        checked_door.check = check
+        return checked_door
 
     return decorate
 
@@ -106,6 +123,12 @@ def check(ok: object, message: str | Callable[[], str]) -> None:
     built only when the check fails (for messages that read a tensor's values)."""
     if not ok:
         raise ValueError(message() if callable(message) else message)
+
+
+def is_real_number(value: object) -> TypeGuard[float]:
+    """Whether ``value`` is a real number (an int, a float, a NumPy scalar: any ``numbers.Real``), a bool excepted.
+    To the type checker it is then a float, which stands for every real number there."""
+    return not isinstance(value, bool) and isinstance(value, numbers.Real)
 
 
 def check_positive_int(name: str, value: object) -> int:
@@ -126,11 +149,11 @@ def check_positive_number(name: str, value: object) -> float:
     """``value`` if it is a finite real number > 0 (a learning rate, a clipping norm, a temperature), else a
     ValueError naming ``name``: one rule for every setting."""
     try:
-        ok = not isinstance(value, bool) and isinstance(value, numbers.Real) and 0 < float(value) < math.inf
+        ok = is_real_number(value) and 0 < float(value) < math.inf
     except OverflowError:  # an int too large for a float
         ok = False
     check(ok, f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
+    return float(cast(numbers.Real, value))
 
 
 def check_positive_ints(config: object, *names: str) -> None:
@@ -150,17 +173,16 @@ def check_size(what: str, numbers_: int, limit: int = 10**8) -> None:
 
 def check_dropout(value: object) -> float:
     """``value`` if it is a probability in [0, 1), else a ValueError."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < 1:
+    if not is_real_number(value) or not 0 <= value < 1:
         raise ValueError(f"dropout must be a probability in [0, 1), got {value!r}")
     return float(value)
 
 
 def check_finite_number(name: str, value: object) -> float:
     """``value`` as a float if it is a finite real number, else a ValueError naming ``name``."""
-    check(not isinstance(value, bool) and isinstance(value, numbers.Real),
-          lambda: f"{name} must be a real number, got {type(value).__name__}")  # fmt: skip
+    check(is_real_number(value), lambda: f"{name} must be a real number, got {type(value).__name__}")
     try:
-        value = float(value)
+        value = float(cast(numbers.Real, value))
     except OverflowError:
         raise ValueError(f"{name} must be a finite number, got one too large for a float") from None
     check(math.isfinite(value), f"{name} must be a finite number, got {value}")
@@ -169,12 +191,12 @@ def check_finite_number(name: str, value: object) -> float:
 
 def check_in_range(name: str, value: object, low: float = -math.inf, high: float = math.inf) -> float:
     """``value`` as a float if it is a real number in ``[low, high]``, else a ValueError naming ``name``."""
-    ok = not isinstance(value, bool) and isinstance(value, numbers.Real) and low <= value <= high
+    ok = is_real_number(value) and low <= value <= high
     check(ok, lambda: f"{name} must be a number in [{low:g}, {high:g}], got {value!r}")
-    return float(value)
+    return float(cast(numbers.Real, value))
 
 
-def check_choice(name: str, value: object, choices: object) -> object:
+def check_choice(name: str, value: object, choices: Container[object]) -> object:
     """``value`` if it is one of ``choices``, else a ValueError naming ``name`` and the choices."""
     check(isinstance(value, str | int | float | None | tuple) and value in choices,
           lambda: f"{name} must be one of {sorted(choices) if isinstance(choices, set | frozenset) else choices}, "
@@ -221,7 +243,9 @@ def check_shapes(**specs: tuple[object, str] | int) -> dict[str, int]:
     return sizes
 
 
-def _check_one_shape(name: str, x: object, spec: str, sizes: dict[str, int], first: dict, lead: tuple | None) -> tuple:
+def _check_one_shape(
+    name: str, x: object, spec: str, sizes: dict[str, int], first: dict, lead: tuple | None
+) -> tuple | None:
     """One argument of :func:`check_shapes`: binds its axes' sizes in ``sizes``; returns the batch shape so far."""
     axes = spec.split()
     kind = axes.pop(0) if axes and axes[0] in _DTYPES else "float"
@@ -229,6 +253,7 @@ def _check_one_shape(name: str, x: object, spec: str, sizes: dict[str, int], fir
     axes = axes[1:] if batch else axes
     shown = ", ".join(["...", *axes] if batch else axes)
     check(isinstance(x, torch.Tensor), lambda: f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    x = cast(torch.Tensor, x)  # the check raised unless it is one
     shape = tuple(x.shape)
     if batch:
         k = len(axes)
@@ -275,6 +300,7 @@ def check_same_dtype(**tensors: torch.Tensor) -> None:
 def check_mask(mask: object, scores_shape: tuple[int, ...], device: torch.device) -> None:
     """``mask`` is a bool tensor (``True`` = may attend) on ``device`` that broadcasts to ``scores_shape``."""
     check(isinstance(mask, torch.Tensor), lambda: f"mask must be a bool torch.Tensor, got {type(mask).__name__}")
+    mask = cast(torch.Tensor, mask)  # the check raised unless it is one
     check(mask.dtype == torch.bool, lambda: f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}; "
           "for a float mask of 0/-inf use mask == 0")  # fmt: skip
     check(mask.device == device, lambda: f"mask is on {mask.device} but the scores are on {device}")
@@ -382,6 +408,7 @@ def check_images(
     """``B, C, H, W`` of a float ``(B, C, H, W)`` image batch, else a ValueError naming ``images``. For a ``model``'s
     input the batch must hold an image and be in the model's dtype."""
     require_tensor("images", images, 4)
+    images = cast(torch.Tensor, images)  # require_tensor raised unless it is one
     if images.dim() != 4 or not images.is_floating_point():
         raise ValueError(f"images must be a float (B, C, H, W) tensor, got {images.dtype} {shape_of(images)}")
     B, C, H, W = images.shape
@@ -413,6 +440,7 @@ def check_sequences(x: object, input_size: int, model: torch.nn.Module) -> tuple
     ok = isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() == 3 and x.shape[-1] == input_size
     got = lambda: f"shape {tuple(x.shape)}, dtype {x.dtype}" if isinstance(x, torch.Tensor) else type(x).__name__  # noqa: E731
     check(ok, lambda: f"x must be a float tensor (B, T, input_size={input_size}), got {got()}")
+    x = cast(torch.Tensor, x)  # the check raised unless it is one
     check(0 not in x.shape,
           f"x must hold at least one sequence of at least one step (B, T >= 1), got {tuple(x.shape)}")  # fmt: skip
     check_dtype_of("x", x, model, "model")
@@ -453,7 +481,7 @@ def check_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     check_same_dtype(query=query, key=key, value=value)
     check(key.shape[-2] == value.shape[-2], f"key has length Tk={key.shape[-2]} but value has length "
           f"{value.shape[-2]} (key {shape_of(key)}, value {shape_of(value)})")  # fmt: skip
-    batch = broadcast_shapes(query.shape[:-2], key.shape[:-2])
+    batch = cast(Shape, broadcast_shapes(query.shape[:-2], key.shape[:-2]))  # check_query_key saw that they broadcast
     check(broadcast_shapes(batch, value.shape[:-2]) is not None, f"the leading (batch) dimensions of query "
           f"{shape_of(query)}, key {shape_of(key)} and value {shape_of(value)} do not broadcast")  # fmt: skip
     if mask is not None:

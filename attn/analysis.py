@@ -76,7 +76,7 @@ def _check_layer(weights: object) -> None:
           lambda: f"weights must be one layer's attention (B, H, Tq, Tk), got {describe(weights)}")  # fmt: skip
 
 
-def _check_queries(weights: torch.Tensor, queries: object) -> None:
+def _check_queries(weights: torch.Tensor, queries: torch.Tensor | None) -> None:
     """``queries``: None (every row counts) or a ``(B, Tq)`` bool mask marking at least one query row."""
     if queries is None:
         return
@@ -113,7 +113,7 @@ def _induction_targets_args(periods: torch.Tensor, T: int) -> None:
           lambda: f"periods must be a (B,) integer tensor of periods >= 1, got {describe(periods)}")  # fmt: skip
 
 
-def _check_head(attentions: Sequence[MultiHeadAttention], layer: object, head: object) -> None:
+def _check_head(attentions: Sequence[MultiHeadAttention], layer: int, head: int) -> None:
     """``(layer, head)`` names a head of ``attentions`` (checked pair by pair: ``heads`` may be an iterator)."""
     check(all(isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in (layer, head)),
           lambda: f"heads must hold (layer, head) pairs of ints, got {(layer, head)!r}")  # fmt: skip
@@ -210,14 +210,14 @@ def ablate_heads(attentions: Sequence[MultiHeadAttention], heads: Iterable[tuple
 # call their door on their first line, and check what the answer function returns.
 
 
-def _check_valid(valid: object) -> None:
+def _check_valid(valid: torch.Tensor) -> None:
     check(isinstance(valid, torch.Tensor) and valid.dim() == 2 and valid.dtype == torch.bool,
           lambda: f"valid must be a (B, N) bool mask of the real elements, got {describe(valid)}")  # fmt: skip
     check(bool(valid.any(-1).all()), "valid marks no element in some row: every example needs one element to "
           "attribute to")  # fmt: skip
 
 
-def _check_map(name: str, scores: object, valid: torch.Tensor) -> None:
+def _check_map(name: str, scores: torch.Tensor, valid: torch.Tensor) -> None:
     check(isinstance(scores, torch.Tensor) and scores.shape == valid.shape and scores.is_floating_point(),
           lambda: f"{name} must be a float (B, N) map like valid {shape_of(valid)}, "
           f"got {describe(scores)}")  # fmt: skip
@@ -237,7 +237,7 @@ def _check_truth(truth: object, valid: torch.Tensor) -> None:
           lambda: f"truth must be a (B, N) bool mask like valid {shape_of(valid)}, got {describe(truth)}")  # fmt: skip
 
 
-def _check_order(order: object, valid: torch.Tensor) -> None:
+def _check_order(order: torch.Tensor, valid: torch.Tensor) -> None:
     """``order`` ``(B, N)``: each row a permutation of the element indices ``0 … N-1`` (as :func:`map_order` gives)."""
     B, N = valid.shape
     check(isinstance(order, torch.Tensor) and order.shape == (B, N) and not order.is_floating_point()
@@ -316,7 +316,7 @@ def attention_x_gradient(
     do). Returns one detached tensor per input, each of its shape (average the heads yourself). The paper
     differentiates the class's logit: pass the logit as ``probability`` to follow it."""
     single = isinstance(weights, torch.Tensor)
-    tensors = [weights] if single else list(weights)
+    tensors = [weights] if isinstance(weights, torch.Tensor) else list(weights)
     grads = torch.autograd.grad(probability.sum(), tensors, retain_graph=True, allow_unused=True)
     # zeros would read as "irrelevant", when the weights were never used: only the graph shows it
     check(any(g is not None for g in grads), "the weights are not on the graph of probability: it was not computed "

@@ -156,9 +156,8 @@ def softmax(x: torch.Tensor, dim: int = -1, temperature: float | torch.Tensor = 
     work = x.float() if x.dtype in _LOW_PRECISION else x
     row_max = work.amax(dim=dim, keepdim=True)
     empty = torch.isneginf(row_max)  # rows that are -inf everywhere: nothing to attend to
-    if not bool(empty.any()):
-        empty = None
-    else:
+    any_empty = bool(empty.any())
+    if any_empty:
         work = work.masked_fill(empty, 0.0)  # finite scores now, zero weights below: no NaN, no NaN gradient
         row_max = row_max.masked_fill(empty, 0.0)
     if isinstance(temperature, torch.Tensor):  # at least the smallest normal number: 1e-50 in float32 is not 0
@@ -168,7 +167,7 @@ def softmax(x: torch.Tensor, dim: int = -1, temperature: float | torch.Tensor = 
         # (1e-50 rounds to 0 in float32) gives the one-hot limit instead of 0/0.
         work = (work - row_max) * min(1.0 / float(temperature), torch.finfo(work.dtype).max)
     weights = torch.softmax(work, dim=dim)  # torch.softmax subtracts the row maximum itself
-    if empty is not None:
+    if any_empty:
         weights = weights.masked_fill(empty, 0.0)
     return weights.to(x.dtype)
 

@@ -306,7 +306,9 @@ def test_dnc_step_names_the_bookkeeping_functions_in_the_order_forward_calls_the
         assert name in words and name in dynamic_allocation.__all__ + temporal_linkage.__all__
     assert "cʷ = C(Mₜ₋₁, kʷ, βʷ)" in words and "cʳ = C(Mₜ, kʳ, βʳ)" in words  # before and after the write
     # the paper's C(M, k, β) and the function's own argument order, side by side
-    assert "C(M, k, β) = content_addressing(k, M, β)" in words and "C(M, k, β)" in attn.memory.content_addressing.__doc__
+    assert (
+        "C(M, k, β) = content_addressing(k, M, β)" in words and "C(M, k, β)" in attn.memory.content_addressing.__doc__
+    )
     assert list(inspect.signature(attn.memory.content_addressing).parameters)[:3] == ["key", "memory", "strength"]
     assert "write → Mₜ" in words and "read → rₜ" in words
     forward = inspect.getsource(DNC.forward)

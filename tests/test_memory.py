@@ -415,13 +415,13 @@ def test_train_until_starts_again_until_the_goal_and_runs_anywhere():
     build = functools.partial(LSTMBaseline, 5, 4, hidden=16)
     never = (copy_task(8, 1, 2, bits=4, seed=9), 1.1)  # no share of sequences reaches 110 %
     model, history = train_until(build, task, 6, seed=3, goal=never, attempts=2, every=3, progress=False)
-    assert history.starts == 2 and len(history.loss) == 6  # the second run, from seed 1003
+    assert history.attempts == 2 and len(history.loss) == 6  # the second run, from seed 1003
     with seeded(1003):
         here = build()
     assert train_bits(here, task, 6, seed=1003, goal=never, every=3, progress=False).history.loss == history.loss
     always = (never[0], 0.0)
     _, history = train_until(build, task, 6, seed=3, goal=always, attempts=2, every=3, progress=False)
-    assert history.starts == 1 and len(history.loss) == 3  # stopped at the first checkpoint
+    assert history.attempts == 1 and len(history.loss) == 3  # stopped at the first checkpoint
     with pytest.raises(ValueError, match="attempts must be a positive int, got 0"):
         train_until(build, task, 6, attempts=0)
     pickle.dumps(functools.partial(train_until, build, task, 6, seed=3, goal=never))  # it can go to a worker

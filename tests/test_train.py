@@ -1,19 +1,16 @@
-"""The training loop (its learning-rate warm-up too), and the chapter's claim: attention beats the fixed-vector
-bottleneck on long sentences."""
+"""attn.training: the training loop (its learning-rate warm-up too, and a schedule: the Transformer's
+warm-up-then-decay learning rate of Vaswani et al. 2017, eq. 3, usable as a function, through LambdaLR and in fit),
+seeded model building and the progress bars."""
 
-import functools
 import io
-import pickle
+import math
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
 
-from attn.data import make_corpus
-from attn.data.sequences import tagging_task
-from attn.seq2seq import evaluate_translation, train_translator
-from attn.training import fit, seeded
-from attn.transformer import train_tagger
+from attn.training import fit, noam_schedule, seeded
 
 
 def test_seeded_builds_the_same_model_and_leaves_global_random_state_alone():
@@ -45,69 +42,12 @@ def test_fit_lowers_the_loss_and_records_checkpoints():
             fit(model, lambda m, step: m(x).sum(), 5, every=bad)
 
 
-def test_a_small_trained_translator_beats_the_no_attention_baseline_on_long_sentences():
-    corpus = make_corpus(5000, 300, seed=0)
-    long = [p for p in corpus.test if len(p.source) >= 10]
-    scores = {}
-    for attention in ("additive", "none"):
-        model, history = train_translator(corpus, attention, 200, seed=0, progress=False,
-                                          every=200, watch=corpus.test[:2], valid=long[:50])  # fmt: skip
-        scores[attention] = evaluate_translation(model, long, corpus)
-    assert len(long) > 50
-    assert scores["additive"].exact_match >= 0.8, scores["additive"].exact_match
-    assert scores["additive"].exact_match > scores["none"].exact_match + 0.3
-    assert scores["additive"].alignment_mass > 0.4 and scores["none"].alignment_mass is None
-    assert history.checkpoints[-1]["step"] == 200 and "alignments" not in history.checkpoints[-1]
-
-
 def test_fit_stops_at_the_first_checkpoint_that_reaches_the_goal():
     model = torch.nn.Linear(2, 1)
     history = fit(model, lambda m, step: m(torch.ones(1, 2)).pow(2).sum(), 100, checkpoint=lambda m, step: {"at": step},
                   every=10, stop_when=lambda record: record["at"] >= 20, progress=False)  # fmt: skip
     assert len(history.loss) == 20 and [c["step"] for c in history.checkpoints] == [10, 20]
     assert not model.training
-
-
-def _tagging_model(vocab_size, heads=2):
-    from attn.transformer import LanguageModel, LanguageModelConfig
-
-    config = LanguageModelConfig(vocab_size, d_model=16, num_heads=heads, num_layers=1, d_ff=32, dropout=0.0,
-                                 max_len=6, positions="learned", causal=False)  # fmt: skip
-    return functools.partial(LanguageModel, config)
-
-
-def test_train_tagger_builds_its_model_from_the_seed_and_stops_at_the_goal():
-    x, y = tagging_task("reverse", 2000, 6, 4, seed=0)
-    valid = tagging_task("reverse", 200, 6, 4, seed=1)
-    build = _tagging_model(5)
-    run = functools.partial(train_tagger, build, x, y, steps=120, every=10, valid=valid, progress=False)
-    model, history = pickle.loads(pickle.dumps(run))(seed=3)  # picklable: over_seeds can run it in another process
-    with seeded(3):
-        same = build()
-    assert train_tagger(same, x, y, 120, every=10, valid=valid, progress=False, seed=3).history.loss == history.loss
-    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), same.state_dict().values(), strict=True))
-    assert run(seed=4, steps=5)[1].loss != history.loss[:5], "another seed starts from other weights and batches"
-    accuracy = [c["accuracy"] for c in history.checkpoints]
-    assert accuracy[-1] > accuracy[0] + 0.2, accuracy
-    goal = max(accuracy[:6])  # first reached at one of the first six checkpoints, after the ones below it
-    first = next(i for i, a in enumerate(accuracy) if a >= goal)
-    assert first >= 2, accuracy  # the goal is not reached at once
-    _, early = run(seed=3, goal=goal)
-    assert [c["accuracy"] for c in early.checkpoints] == accuracy[: first + 1]
-    assert early.checkpoints[-1]["step"] == 10 * (first + 1) == len(early.loss) and not model.training
-    assert early.loss == history.loss[: len(early.loss)], "stopping early does not change the steps before"
-    _, never = run(seed=3, steps=30, goal=1.01)
-    assert len(never.loss) == 30 and [c["step"] for c in never.checkpoints] == [10, 20, 30]
-
-
-def test_train_tagger_refuses_a_goal_it_cannot_measure_and_a_model_it_cannot_build():
-    x, y = tagging_task("reverse", 10, 6, 4, seed=0)
-    with pytest.raises(ValueError, match="goal must be a number with valid="):
-        train_tagger(_tagging_model(5)(), x, y, 5, goal=0.9, progress=False)
-    with pytest.raises(ValueError, match="model must be a module or a function that builds one"):
-        train_tagger("model", x, y, 5, progress=False)
-    with pytest.raises(ValueError, match="must return a module, got int"):
-        train_tagger(lambda: 3, x, y, 5, progress=False)
 
 
 def test_progress_bars_show_unless_hidden_by_the_caller_or_attn_progress(monkeypatch):
@@ -148,3 +88,71 @@ def test_fit_rejects_a_bad_warmup(warmup):
     model = nn.Linear(1, 1)
     with pytest.raises(ValueError, match=r"warmup must be an int >= 0"):
         fit(model, lambda m, step: m.weight.sum(), 3, warmup=warmup, progress=False)
+
+
+# ---------------------------------------------------------------- the schedule
+
+
+@pytest.mark.parametrize(("d_model", "warmup"), [(512, 4000), (64, 100), (16, 1)])
+def test_noam_schedule_peaks_at_the_end_of_warmup(d_model, warmup):
+    steps = range(1, 3 * warmup + 2)
+    rates = [noam_schedule(s, d_model, warmup) for s in steps]
+    assert max(range(len(rates)), key=rates.__getitem__) + 1 == warmup
+    assert max(rates) == pytest.approx(d_model**-0.5 * warmup**-0.5, rel=1e-12)
+    first = noam_schedule(1, d_model, warmup)
+    for s in range(1, warmup + 1):  # a straight line through 0 while warming up
+        assert noam_schedule(s, d_model, warmup) == pytest.approx(s * first, rel=1e-12)
+    for s in (warmup, warmup + 1, 2 * warmup, 10 * warmup, 10**6):  # then step^-0.5
+        assert noam_schedule(s, d_model, warmup) * math.sqrt(s) == pytest.approx(d_model**-0.5, rel=1e-12)
+
+
+def test_noam_schedule_through_lambda_lr():
+    d_model, warmup = 32, 5
+    p = nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.Adam([p], lr=1.0)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda i: noam_schedule(i + 1, d_model, warmup))
+    rates = []
+    for _ in range(12):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    assert rates == pytest.approx([noam_schedule(s, d_model, warmup) for s in range(1, 13)], rel=1e-12)
+
+
+@pytest.mark.parametrize(("step", "d_model", "warmup", "name"), [
+    (0, 64, 10, "step"), (1.5, 64, 10, "step"), (True, 64, 10, "step"), (1, -64, 10, "d_model"), (1, 64, 0, "warmup"),
+])  # fmt: skip
+def test_noam_schedule_rejects_bad_arguments(step, d_model, warmup, name):
+    with pytest.raises(ValueError, match=f"{name} must be a positive int, got"):
+        noam_schedule(step, d_model, warmup)
+
+
+class Scalar(nn.Module):
+    """One parameter whose loss is itself: gradient 1 at every step, so each Adam step moves it by the rate."""
+
+    def __init__(self):
+        super().__init__()
+        self.p = nn.Parameter(torch.zeros((), dtype=torch.float64))
+
+
+def moves(steps, **kwargs):
+    model, seen = Scalar(), []
+
+    def loss_fn(model, step):
+        seen.append(float(model.p.detach()))
+        return model.p * 1.0
+
+    fit(model, loss_fn, steps, progress=False, **kwargs)
+    seen.append(float(model.p.detach()))
+    return -np.diff(seen)  # what each step took off: Adam's first steps move by the rate, m̂ / √v̂ = 1
+
+
+def test_fit_follows_a_schedule_and_keeps_its_warmup_without_one():
+    rates = moves(12, lr=1.0, schedule=lambda s: noam_schedule(s, 32, 5))
+    assert rates == pytest.approx([noam_schedule(s, 32, 5) for s in range(1, 13)], rel=1e-6)
+    assert moves(6, lr=0.1, warmup=3) == pytest.approx([0.1 * min(1.0, s / 3) for s in range(1, 7)], rel=1e-6)
+    assert moves(3, lr=0.1) == pytest.approx([0.1] * 3, rel=1e-6)
+    with pytest.raises(ValueError, match="schedule must be a function of the step .* got warmup=3 as well"):
+        moves(2, warmup=3, schedule=lambda s: 1.0)
+    with pytest.raises(ValueError, match="schedule must be a function of the step .* got 0.5"):
+        moves(2, schedule=0.5)

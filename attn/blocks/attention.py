@@ -4,6 +4,7 @@ fewer key/value heads than query heads, grouped-query (Ainslie et al. 2023) or m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast, overload
 
 import torch
 import torch.nn.functional as F
@@ -114,6 +115,7 @@ class MultiHeadAttention(nn.Module):
     def check_past(self, past: object, B: int) -> None:
         """``past`` is this layer's cache for a batch of B: a :class:`KeyValue` of ``(B, H_kv, T, d_k)`` tensors."""
         check(isinstance(past, KeyValue), lambda: f"past must be a KeyValue (or None), got {type(past).__name__}")
+        past = cast(KeyValue, past)
         self._check_cached("key", past.key, B)
         self._check_cached("value", past.value, B)
         check(past.key.shape == past.value.shape, lambda: f"past.key {shape_of(past.key)} and past.value "
@@ -122,7 +124,7 @@ class MultiHeadAttention(nn.Module):
     def _check_input(self, name: str, x: object, T: str = "T") -> None:
         check(isinstance(x, torch.Tensor) and x.dim() == 3 and x.shape[-1] == self.d_model,
               lambda: f"{name} must have shape (B, {T}, d_model={self.d_model}), got {describe(x)}")  # fmt: skip
-        check_dtype_of(name, x, self)
+        check_dtype_of(name, cast(torch.Tensor, x), self)
 
     def _check_cached(self, name: str, t: object, B: int) -> None:
         want = (B, self.h_kv, self.d_k)
@@ -139,6 +141,7 @@ class MultiHeadAttention(nn.Module):
         expected = lambda: f"(Tq, Tk) = ({Tq}, {Tk}), (B, Tq, Tk) or broadcastable to (B, H, Tq, Tk) = {full}"  # noqa: E731
         check(isinstance(mask, torch.Tensor),
               lambda: f"mask must be a bool torch.Tensor of shape {expected()}, got {type(mask).__name__}")  # fmt: skip
+        mask = cast(torch.Tensor, mask)
         check(mask.dtype == torch.bool, lambda: "mask must have dtype torch.bool (True = may attend), got "
               f"{mask.dtype} of shape {shape_of(mask)}")  # fmt: skip
         check(mask.device == device, lambda: f"mask is on {mask.device} but query is on {device}")
@@ -259,6 +262,10 @@ class MultiHeadAttention(nn.Module):
         return keys if mask is None else mask & keys
 
 
+@overload
+def _per_head(mask: torch.Tensor) -> torch.Tensor: ...
+@overload
+def _per_head(mask: None) -> None: ...
 def _per_head(mask: torch.Tensor | None) -> torch.Tensor | None:
     """A 3-D mask ``(B, Tq, Tk)`` as ``(B, 1, Tq, Tk)``, the same for every head; any other mask as it is."""
     return mask.unsqueeze(1) if mask is not None and mask.dim() == 3 else mask
@@ -271,4 +278,5 @@ def _check_key_mask(key_mask: object, B: int, Tk: int, device: torch.device) -> 
     check(isinstance(key_mask, torch.Tensor) and key_mask.dtype == torch.bool and shape_of(key_mask) == (B, Tk),
           lambda: f"key_mask must be a bool tensor (B, Tk) = ({B}, {Tk}), True on real keys, got "
           f"{f'{key_mask.dtype} ' if isinstance(key_mask, torch.Tensor) else ''}{describe(key_mask)}")  # fmt: skip
+    key_mask = cast(torch.Tensor, key_mask)
     check(key_mask.device == device, lambda: f"key_mask is on {key_mask.device} but query is on {device}")

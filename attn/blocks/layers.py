@@ -7,7 +7,8 @@ Pre-LN (Xiong et al. 2020; GPT-2): ``x = x + Sublayer(LayerNorm(x))``, easier to
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import cast, overload
 
 import torch
 import torch.nn.functional as F
@@ -26,7 +27,7 @@ from attn.blocks.attention import KeyValue, MultiHeadAttention
 
 __all__ = ["layer_norm", "LayerNorm", "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder"]
 
-_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+_ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": F.relu, "gelu": F.gelu}
 
 
 def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
@@ -84,6 +85,11 @@ class _Residual(nn.Module):
     dropout: nn.Dropout
     norm_first: bool
 
+    # A sublayer that returns a tensor gives a tensor, one that returns a tuple a tuple (x, *rest).
+    @overload
+    def residual(self, x: torch.Tensor, norm: LayerNorm, sublayer: Callable[..., torch.Tensor]) -> torch.Tensor: ...
+    @overload
+    def residual(self, x: torch.Tensor, norm: LayerNorm, sublayer: Callable[..., tuple]) -> tuple: ...
     def residual(
         self,
         x: torch.Tensor,
@@ -143,7 +149,7 @@ class EncoderLayer(_Residual):
             self.norm1,
             lambda h: self.self_attention(h, h, h, mask, need_weights),
         )
-        if self.feed_forward is not None:
+        if self.feed_forward is not None and self.norm2 is not None:
             x = self.residual(x, self.norm2, self.feed_forward)  # (B, T, D)
         return x, weights
 
@@ -156,7 +162,7 @@ class EncoderLayer(_Residual):
         x, weights, cache = self.residual(
             x, self.norm1, lambda h: self.self_attention.extend(h, past, mask, need_weights)
         )
-        if self.feed_forward is not None:
+        if self.feed_forward is not None and self.norm2 is not None:
             x = self.residual(x, self.norm2, self.feed_forward)  # (B, Tn, d_model)
         return x, weights, cache
 
@@ -262,7 +268,7 @@ class Encoder(_Stack):
     def check_past(self, past: object, B: int) -> None:
         """``past`` is a cache for this stack and a batch of B: a tuple of one :class:`KeyValue` per layer."""
         self._check_layers(past)
-        for layer, kv in zip(self.layers, past, strict=True):
+        for layer, kv in zip(cast(Iterable[EncoderLayer], self.layers), cast(tuple, past), strict=True):
             layer.self_attention.check_past(kv, B)
 
     def _check_layers(self, past: object) -> None:
@@ -294,13 +300,13 @@ class Encoder(_Stack):
         """:meth:`forward` for Tn new positions ``(B, Tn, d_model)`` after the tokens cached in ``past`` (one
         :class:`KeyValue` per layer) -> ``(B, Tn, d_model)``, each layer's ``(B, H, Tn, T)`` and the new cache."""
         weights, cache = [], []
-        for i, layer in enumerate(self.layers):
+        for i, layer in enumerate(cast(Iterable[EncoderLayer], self.layers)):
             x, w, kv = layer.extend(x, None if past is None else past[i], mask, need_weights)
             weights.append(w)
             cache.append(kv)
         if self.norm is not None:
             x = self.norm(x)
-        return x, tuple(weights) if need_weights else None, tuple(cache)
+        return x, tuple(cast(list[torch.Tensor], weights)) if need_weights else None, tuple(cache)
 
 
 class Decoder(_Stack):

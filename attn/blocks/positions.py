@@ -82,6 +82,8 @@ class _Positions(nn.Module):
 class SinusoidalPositions(_Positions):
     """``x + PE[:T]`` with the fixed sinusoidal table (§3.5); no parameters."""
 
+    table: torch.Tensor  # a buffer
+
     def __init__(self, d_model: int, max_len: int = 512):
         super().__init__(d_model, max_len)
         self.register_buffer("table", sinusoidal_positions(max_len, d_model), persistent=False)

@@ -27,13 +27,12 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import asdict, dataclass, replace
-from numbers import Real
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import torch
 
-from attn._checks import check, checked
+from attn._checks import check, checked, is_real_number
 
 __all__ = ["Claim", "ClaimError", "claim", "recorded_claims", "METADATA_KEY", "SECOND_NUMERIC_PATH"]
 
@@ -42,6 +41,9 @@ METADATA_KEY = "attn.claim"  # where a claim's record sits in the metadata of it
 # Another CPU, on this one: torch's portable (not vectorized) kernels and MKL's compatible code path. Every
 # chapter's claims must hold under it too (CI executes every chapter so; benchmarks/claims.py measures margins).
 SECOND_NUMERIC_PATH = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
+
+Number = float | torch.Tensor  # a claim's number: a Python or numpy number, or a one-element tensor
+_T = TypeVar("_T")
 
 
 class ClaimError(AssertionError):
@@ -123,7 +125,7 @@ class Claim:
         return {"text/plain": str(self), "text/html": self._repr_html_()}, {METADATA_KEY: self.record()}
 
 
-def _fits_a_float(x: Real) -> bool:
+def _fits_a_float(x: float) -> bool:
     try:
         float(x)
     except OverflowError:  # an int too large for a float
@@ -134,21 +136,23 @@ def _fits_a_float(x: Real) -> bool:
 def _number(statement: str, name: str, x: object) -> float:
     """A real number from a Python number, a numpy scalar or a one-element tensor, else a ValueError naming it."""
     if isinstance(x, torch.Tensor):
+        shape = tuple(x.shape)
         check(x.numel() == 1 and not x.is_complex(), lambda: f"claim {statement!r}: {name} must be one real number, "
-              f"got a tensor of shape {tuple(x.shape)}")  # fmt: skip
+              f"got a tensor of shape {shape}")  # fmt: skip
         x = x.item()
-    check(not isinstance(x, bool) and isinstance(x, Real),
+    check(is_real_number(x),
           lambda: f"claim {statement!r}: {name} must be a real number, got {type(x).__name__} {x!r}")  # fmt: skip
+    x = cast(float, x)  # the check raised unless it is a real number
     check(_fits_a_float(x), lambda: f"claim {statement!r}: {name} is too large to compare as a float")
     return float(x)
 
 
-def _real(x: float | torch.Tensor) -> float:
+def _real(x: Number) -> float:
     """A Python number, a numpy scalar or a one-element tensor as a float."""
     return float(x.item() if isinstance(x, torch.Tensor) else x)
 
 
-def _yes_no(x: object) -> object:
+def _yes_no(x: _T) -> _T | bool:
     """A numpy bool or a one-element bool tensor as Python's bool (a yes/no claim); anything else as it is."""
     if isinstance(x, np.bool_):
         return bool(x)
@@ -203,14 +207,21 @@ def _check_null(statement: str, kind: str, null: object, control: object, no_nul
               lambda: f"claim {statement!r}: the null is NaN; measure the control again")  # fmt: skip
 
 
-def _measure(statement: str, value: object, at_least: object, at_most: object, equals: object, fmt: str) -> Claim:
-    """The claim without its null: the bound checked against this run's value."""
+def _measure(
+    statement: str,
+    value: Number | str | bool,
+    at_least: float | None,
+    at_most: float | None,
+    equals: str | None,
+    fmt: str,
+) -> Claim:
+    """The claim without its null: the bound checked against this run's value (checked by :func:`_claim_args`)."""
     value = _yes_no(value)
     if isinstance(value, bool):  # a yes/no claim: it holds when value is True
         return Claim(statement, value, holds=value)
-    if equals is not None:
-        return Claim(statement, value, equals=equals, holds=value == equals)
-    number = _real(value)
+    if equals is not None:  # a string claim: the value is a string
+        return Claim(statement, cast(str, value), equals=equals, holds=value == equals)
+    number = _real(cast(Number, value))
     low = None if at_least is None else _real(at_least)
     high = None if at_most is None else _real(at_most)
     return Claim(statement, number, low, high, fmt=fmt, holds=_within(number, low, high))
@@ -220,18 +231,20 @@ def _within(number: float, low: float | None, high: float | None) -> bool:
     return not math.isnan(number) and (low is None or number >= low) and (high is None or number <= high)
 
 
-def _with_null(measured: Claim, null: object, control: str, no_null: str | None) -> Claim:
-    """The claim with its null measured under a control (or the reason it has none) and whether the null holds."""
+def _with_null(measured: Claim, null: Number | str | bool | None, control: str, no_null: str | None) -> Claim:
+    """The claim with its null measured under a control (or the reason it has none) and whether the null holds
+    (a null of the claim's kind, checked by :func:`_claim_args`)."""
     if no_null is not None:
         return replace(measured, no_null=no_null)
     if null is None:
         return measured
     null = _yes_no(null)
     if isinstance(measured.value, bool):
-        return replace(measured, null=null, control=control, null_holds=null)
+        yes = cast(bool, null)
+        return replace(measured, null=yes, control=control, null_holds=yes)
     if measured.equals is not None:
-        return replace(measured, null=null, control=control, null_holds=null == measured.equals)
-    number = _real(null)
+        return replace(measured, null=cast(str, null), control=control, null_holds=null == measured.equals)
+    number = _real(cast(Number, null))
     held = _within(number, measured.at_least, measured.at_most)
     return replace(measured, null=number, control=control, null_holds=held)
 

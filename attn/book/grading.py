@@ -55,7 +55,7 @@ def _resolve(dotted: str) -> object:
 
 def _caller_globals() -> dict:
     """The global namespace of the code that entered :func:`forbid` (a notebook's, in an autograder cell)."""
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__") in (__name__, "contextlib"):
         frame = frame.f_back
     return frame.f_globals if frame is not None else {}

@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from attn._checks import check, checked
 
@@ -125,7 +125,7 @@ def _show_source_args(obj: object, body: bool = False) -> None:
 def show_source(obj: object, body: bool = False) -> Source:
     """The source of a function, method or class of the library (display it to fold it in the book); with
     ``body=True`` only what follows its signature and docstring, shown open (a body the prose reads line by line)."""
-    target = inspect.unwrap(obj) if callable(obj) else obj
+    target: Any = inspect.unwrap(obj) if callable(obj) else obj  # anything: inspect raises TypeError if no source
     try:
         lines, first = inspect.getsourcelines(target)
         file = inspect.getsourcefile(target)
@@ -146,8 +146,10 @@ def _header_lines(lines: list[str]) -> int:
     if not isinstance(definition, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return 0
     first = definition.body[0]
-    docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-    skip = first.end_lineno if docstring and isinstance(first.value.value, str) else first.lineno - 1
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        skip = cast(int, first.end_lineno)  # the docstring's last line (ast.parse sets it on every node)
+    else:
+        skip = first.lineno - 1
     while skip < len(lines) and not lines[skip].strip():  # blank lines after the docstring
         skip += 1
     return skip

@@ -91,7 +91,7 @@ def _mentions(node: ast.AST, names: set[str]) -> bool:
     return isinstance(root, ast.NamedExpr | ast.Lambda)
 
 
-def _targets(node: ast.AST) -> list[ast.AST]:
+def _targets(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, ast.Assign):
         return node.targets
     if isinstance(node, ast.AugAssign | ast.AnnAssign):
@@ -153,7 +153,8 @@ def free_names(source: str) -> set[str]:
         tree = ast.parse(ipython_lines(source))
     except (SyntaxError, RecursionError):
         return set()
-    loads, stores = set(), set()
+    loads: set[str] = set()
+    stores: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (loads if isinstance(node.ctx, ast.Load) else stores).add(node.id)
@@ -211,7 +212,9 @@ class _Rules(ast.NodeVisitor):
         self.scope, self.top = _Scope(set(), set()), True
 
     def walk(self, tree: ast.Module) -> list[str]:
-        stack = [(statement, self.function_scope(tree), True) for statement in reversed(tree.body)]
+        stack: list[tuple[ast.AST, _Scope, bool]] = [
+            (statement, self.function_scope(tree), True) for statement in reversed(tree.body)
+        ]
         while stack:  # depth first, in the order of the source
             node, self.scope, self.top = stack.pop()
             stack.extend(reversed(self.visit(node)))
@@ -343,7 +346,7 @@ def _watched() -> list[tuple[str, object]]:
     math, builtins, and attn's modules and classes."""
     names = ["torch", "torch.nn", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft",
              "torch.distributions", "torch.nn.init", "math", "builtins", "functools", "operator"]  # fmt: skip
-    found = [(n, sys.modules[n]) for n in names if n in sys.modules]
+    found: list[tuple[str, object]] = [(n, sys.modules[n]) for n in names if n in sys.modules]
     found += [(n, m) for n, m in list(sys.modules.items()) if (n == "attn" or n.startswith("attn.")) and m]
     found += [("torch.Tensor", torch.Tensor)]
     for module_name, module in list(found):

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import torch
 
@@ -103,6 +104,7 @@ def _ints(text: str) -> tuple[int, ...] | None:
 def _parse_line(raw: str, where: str) -> Line:
     match = _LINE.fullmatch(raw)
     check(match is not None, lambda: f"{where}: expected 'ID text', got {raw!r}")
+    match = cast(re.Match[str], match)
     line_id, rest = int(match.group(1)), match.group(2)
     if "\t" not in rest:
         check(tokenize(rest), lambda: f"{where}: line {line_id} has no words")
@@ -120,7 +122,7 @@ def _parse_line(raw: str, where: str) -> Line:
     supporting = _ints(support)
     check(supporting is not None, lambda: f"{where}: supporting ids must be integers, got {support!r}")
     check(supporting, lambda: f"{where}: question {line_id} lists no supporting ids")
-    return Line(line_id, question.strip(), answer_words, supporting)
+    return Line(line_id, question.strip(), answer_words, cast(tuple[int, ...], supporting))
 
 
 def _check_place(line: Line, stories: list[Story], statements: set[int], where: str) -> None:
@@ -178,8 +180,8 @@ def read_stories(path: str | Path) -> list[Story]:
     data = path.read_bytes()
     start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     text = _utf8(data[start:])
-    check(isinstance(text, str), lambda: _not_utf8(path, data, start, text))
-    return parse_stories(_NEWLINE.split(text), source=str(path))
+    check(isinstance(text, str), lambda: _not_utf8(path, data, start, cast(UnicodeDecodeError, text)))
+    return parse_stories(_NEWLINE.split(cast(str, text)), source=str(path))
 
 
 def format_stories(stories: Sequence[Story]) -> str:
@@ -210,7 +212,7 @@ def examples(stories: Iterable[Story]) -> list[Example]:
     out = []
     for story in stories:
         told: list[Line] = []
-        words: list[list[str]] = []  # each statement tokenised once, however many questions follow it
+        words: list[tuple[str, ...]] = []  # each statement tokenised once, however many questions follow it
         for line in story:
             if not line.is_question:
                 told.append(line)

@@ -30,6 +30,7 @@ import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -159,8 +160,8 @@ class World:
             if not self.carried.get(obj):  # Carried, but not seen moving since the get: unknown.
                 return None
             place, move_id = self.carried[obj][-1]
-        elif self.dropped.get(obj) is not None:
-            place, move_id = self.dropped[obj]
+        elif (dropped := self.dropped.get(obj)) is not None:
+            place, move_id = dropped
         else:
             return None
         return place, (self.event[obj], move_id)
@@ -189,7 +190,7 @@ def _two_supporting_facts(rng: np.random.Generator, n_questions: int) -> Story:
         candidates = [o for o, answer in known.items() if answer is not None]
         if candidates:
             obj = _pick(rng, candidates)
-            place, support = known[obj]
+            place, support = cast(tuple[str, tuple[int, int]], known[obj])  # a candidate: not None
             world.ask(f"Where is the {obj}?", place, support)
             asked += 1
     return world.lines

@@ -66,7 +66,7 @@ class Scenes:
                 raise IndexError(f"scene {index} of {len(self)}")
             index = slice(index, index + 1 or None)  # one scene stays a batch of one: (1, 3, S, S)
         fields = [f for f in self.__dataclass_fields__ if f != "ask"]
-        return Scenes(*(getattr(self, f)[index] for f in fields), ask=self.ask)
+        return Scenes(**{f: getattr(self, f)[index] for f in fields}, ask=self.ask)
 
     def object_pixels(self) -> torch.Tensor:
         """``(N, S, S)`` bool: the pixels of the object each question is about."""

@@ -180,6 +180,7 @@ def _number_words(n: int) -> tuple[list[str], list[str], list[int | None]]:
 def _noun_phrase(np_: NounPhrase, case: str) -> tuple[list[str], list[str], list[int | None]]:
     en_sg, en_pl, de_sg, de_pl, gender = NOUNS[np_.noun]
     adjectives = [ADJECTIVES[a] for a in np_.adjectives]
+    align: list[int | None]  # the source position of each target word; None: a word that translates none
     if np_.number is None:  # "the big dog" -> "der große hund" / "den großen hund"
         ending = "en" if (case, gender) == ("acc", "m") else "e"
         en, de, align = ["the"], [ARTICLES[case, gender]], [0]
@@ -211,6 +212,7 @@ def render(sentence: Sentence) -> Pair:
 
     intro_part = (list(intro_de), list(range(i, i + len(intro_de))))
     subject_part, verb_part, object_part = (s_de, shift(s_al, s)), ([v_de], [v]), (o_de, shift(o_al, o))
+    parts: list[tuple[list[str], Sequence[int | None]]]  # (German words, the source word of each)
     if sentence.intro is None:
         parts = [subject_part, verb_part, object_part]
     else:  # subordinate clause: the verb goes to the end

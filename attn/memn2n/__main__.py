@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 
@@ -40,6 +41,7 @@ FAILED = 0.05  # the paper counts a task as failed above 5 % test error
 PAPER_COLUMN = "PE_LS_RN"
 JOINT_COLUMN = "PE_LS_RN_joint"
 REFERENCE_NAME = "memn2n_table1_1k_error.csv"
+_Number = TypeVar("_Number", int, float)
 # as the authors' config_babi_joint.m, except the learning rate after the linear start: the paper's 0.01 (theirs 0.005)
 JOINT_RECIPE = dict(epochs=60, dim=50, decay_every=15, linear_start=30)
 
@@ -84,7 +86,7 @@ def task_name(data: Path, task: int) -> str:
 def scored(data: Path, task: int, run: MemN2NRun, train: list, seed: int) -> TaskResult:
     """``run``'s test error on ``task``, with its best epoch's validation scores and its error and mean loss on
     the questions it was trained on (no noise)."""
-    best = run.history.kept
+    best = run.best
     on_train = evaluate(run.model, run.tensors(train))
     return TaskResult(
         task, task_name(data, task), run.error(read_task(data, task, "test")), best["valid_error"],
@@ -134,6 +136,7 @@ def read_reference(path: Path | None, column: str = PAPER_COLUMN) -> dict[int, f
                 task, error = _parsed(int, row["task"]), _parsed(float, row[column])
                 check(task is not None and error is not None, f"{path}:{reader.line_num}: expected a task number and "
                       f"an error %, got {row['task']!r} and {row[column]!r}")  # fmt: skip
+                assert task is not None and error is not None  # the check above, for the type checker
                 check(task not in errors and 1 <= task <= 20,
                       f"{path}:{reader.line_num}: task {task} is repeated or not in 1..20")  # fmt: skip
                 errors[task] = error
@@ -143,10 +146,10 @@ def read_reference(path: Path | None, column: str = PAPER_COLUMN) -> dict[int, f
     return errors
 
 
-def _parsed(kind: type, text: str | None) -> int | float | None:
+def _parsed(kind: Callable[[str], _Number], text: str | None) -> _Number | None:
     """``kind(text)``, or None where ``text`` is no such number (a CSV cell)."""
     try:
-        return kind(text)
+        return None if text is None else kind(text)
     except (TypeError, ValueError):
         return None
 

@@ -9,6 +9,7 @@ updating the controller state ``u``; **R**esponse turns the final state into an 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -20,6 +21,11 @@ from attn.functional import attend
 from attn.masks import padding_mask
 
 __all__ = ["MemN2NConfig", "MemN2NOutput", "MemN2N", "position_encoding", "memory_read", "time_index"]
+
+if TYPE_CHECKING:  # a list of embedding tables is what the type checker is told (torch types items as Module)
+    Tables = list[nn.Embedding]
+else:
+    Tables = nn.ModuleList
 
 ENCODINGS = ("bow", "position")
 TYINGS = ("adjacent", "layerwise")
@@ -123,6 +129,8 @@ class MemN2N(nn.Module):
     (its embedding is fixed at zero); slots past ``lengths[b]`` are padded memories and get weight 0.
     """
 
+    _null: torch.Tensor  # a buffer: the null word's id, 0
+
     def __init__(self, config: MemN2NConfig):
         super().__init__()
         self.config = config
@@ -130,9 +138,9 @@ class MemN2N(nn.Module):
         # adjacent: E[0] = B = A^1, E[k] = C^k = A^{k+1}, E[K] = C^K = Wᵀ: K + 1 tables instead of 2K + 2.
         # layer-wise: E[0] = B, E[1] = A, E[2] = C, E[3] = Wᵀ, and T[0] = T_A, T[1] = T_C for every hop.
         n = K + 1 if config.tying == "adjacent" else 4
-        self.E = nn.ModuleList(nn.Embedding(V, d, padding_idx=0) for _ in range(n))
+        self.E = Tables(nn.Embedding(V, d, padding_idx=0) for _ in range(n))
         n_time = K + 1 if config.tying == "adjacent" else 2
-        self.T = nn.ModuleList(nn.Embedding(config.memory_size, d) for _ in range(n_time)) if config.temporal else None
+        self.T = Tables(nn.Embedding(config.memory_size, d) for _ in range(n_time)) if config.temporal else None
         self.H = nn.Linear(d, d, bias=False) if config.tying == "layerwise" else None
         for table in [*self.E, *(self.T or [])] + ([self.H] if self.H is not None else []):
             nn.init.normal_(table.weight, std=config.init_std)
@@ -240,7 +248,7 @@ class MemN2N(nn.Module):
             if attention is not None:  # chapter 13: read with the weights given instead, o = Σ_i a_i c_i
                 p = nn.functional.pad(attention[:, k], (0, mask.shape[1] - M))  # (B, M or memory_size)
                 o = (p.unsqueeze(-1) * c).sum(-2)  # (B, d)
-            u = (self.H(u) if layerwise else u) + o  # u^{k+1} = u^k + o^k (adjacent), H u^k + o^k (layer-wise)
+            u = (self.H(u) if self.H is not None else u) + o  # u^{k+1} = u^k + o^k (adjacent), H u^k + o^k (layer-wise)
             hops.append(p)
         logits = u @ self.E[-1].weight.T  # (B, V): a = softmax(W u^{K+1}), eq. 3 (adjacent: W(o^K + u^K))
         logits = logits.index_fill(-1, self._null, float("-inf"))  # the null word is no answer: W's row 0 stays 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -44,7 +44,7 @@ class Answer:
 
 
 @dataclass
-class MemN2NRun(Trained):
+class MemN2NRun(Trained[MemN2N]):
     """What :func:`train_memn2n` returns: the trained model and its history (one checkpoint per epoch: phase, lr,
     train/valid loss and error; ``history.kept``, the epoch whose weights were kept), with the vocabulary it reads
     stories in."""
@@ -52,9 +52,14 @@ class MemN2NRun(Trained):
     vocab: Vocab
 
     @property
+    def best(self) -> dict[str, Any]:
+        """The record of the epoch whose weights were kept (:func:`train_memn2n` always keeps one)."""
+        return cast(dict[str, Any], self.history.kept)
+
+    @property
     def valid_error(self) -> float:
         """The validation error of the epoch whose weights were kept (to choose between runs, §4.2)."""
-        return self.history.kept["valid_error"]
+        return self.best["valid_error"]
 
     def tensors(self, exs: Sequence[Example]) -> BabiTensors:
         """``exs`` vectorised with this run's vocabulary and memory size."""
@@ -216,7 +221,7 @@ class _Epochs:
         self.batches = max(1, len(data) // batch_size)
         self.rng, self.noise_generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
         self.order: list[np.ndarray] = []
-        self.number = self.loss_sum = self.wrong = 0
+        self.number, self.loss_sum, self.wrong = 0, 0.0, 0
         self.previous_valid_loss = float("inf")
 
     @property

@@ -9,6 +9,8 @@ blur the shift causes. :func:`address` chains the four, as every NTM head does a
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 
 from attn._checks import check, check_distribution, check_shapes, checked, per_row, require_tensor
@@ -57,7 +59,8 @@ def shift(weights: torch.Tensor, shifts: torch.Tensor) -> torch.Tensor:
     S = shifts.shape[-1]
     offsets = range(-(S // 2), S // 2 + 1)
     # torch.roll(w, k)[i] = w[i - k]: the weight that offset k brings to row i
-    return sum(shifts[..., j : j + 1] * torch.roll(weights, k, dims=-1) for j, k in enumerate(offsets))
+    terms = (shifts[..., j : j + 1] * torch.roll(weights, k, dims=-1) for j, k in enumerate(offsets))
+    return cast(torch.Tensor, sum(terms))  # S >= 1 terms: a tensor, never sum's start 0
 
 
 @checked(_sharpen_args)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Protocol, TypedDict, Unpack, cast
 
 import torch
 from torch import nn
@@ -18,6 +19,22 @@ from attn.training import Trained, fit, seeded
 __all__ = ["bit_loss", "train_bits", "train_until"]
 
 
+class MakeTask(Protocol):
+    """What :func:`train_bits` calls for each step's batch: ``make_task(batch_size, seed=...)``."""
+
+    def __call__(self, batch_size: int, /, *, seed: int) -> BitTask: ...
+
+
+class BitOptions(TypedDict, total=False):
+    """The settings of :func:`train_bits` that :func:`train_until` passes on."""
+
+    batch_size: int
+    lr: float
+    clip: float
+    every: int
+    progress: bool
+
+
 def bit_loss(model: nn.Module, task: BitTask) -> torch.Tensor:
     """Binary cross-entropy of the answer steps' bits (the unscored steps do not count)."""
     logits = logits_of(model(task.inputs))
@@ -26,7 +43,7 @@ def bit_loss(model: nn.Module, task: BitTask) -> torch.Tensor:
 
 def train_bits(
     model: nn.Module,
-    make_task: Callable[[int, int], BitTask],
+    make_task: MakeTask,
     steps: int,
     *,
     batch_size: int = 32,
@@ -71,7 +88,7 @@ def _goal_args(goal: object) -> None:
     check(goal is None or isinstance(goal, tuple) and len(goal) == 2 and isinstance(goal[0], BitTask),
           lambda: f"goal must be None or (held_out BitTask, share), got {type(goal).__name__} "
           f"{goal!r:.80}")  # fmt: skip
-    share = None if goal is None else goal[1]
+    share = None if goal is None else cast(tuple, goal)[1]  # a pair: checked above
     check(goal is None or not isinstance(share, bool) and isinstance(share, int | float) and math.isfinite(share),
           lambda: f"goal's share must be a finite number, got {share!r}")  # fmt: skip
 
@@ -84,11 +101,11 @@ def train_until(
     seed: int = 0,
     goal: tuple[BitTask, float] | None = None,
     attempts: int = 1,
-    **options: float,
+    **options: Unpack[BitOptions],
 ) -> Trained:
     """:func:`train_bits` on a model ``build()`` makes under ``seeded(seed)``; a run that ends short of the
     ``goal`` starts again from new weights and batches (seeds ``seed + 1000``, ``seed + 2000``, ...), at most
-    ``attempts`` runs. Returns the last run's model and history (``history.starts``: the runs it took). Every argument
+    ``attempts`` runs. Returns the last run's model and history (``history.attempts``: the runs it took). Every argument
     can be pickled (a :func:`functools.partial` for ``build`` and ``make_task``), so that it can run in another
     process (:class:`attn.training.Background`)."""
     check_positive_int("attempts", attempts)
@@ -99,7 +116,7 @@ def train_until(
         with seeded(run_seed):
             model = build()
         history = train_bits(model, make_task, steps, seed=run_seed, goal=goal, **options).history
-        history.starts = attempt + 1
+        history.attempts = attempt + 1
         if goal is None or history.checkpoints[-1]["exact"] >= goal[1]:
             break
     return Trained(model, history)

@@ -17,6 +17,7 @@ import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 
@@ -106,7 +107,7 @@ def _qkv_args(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     batch = None if batch is None else broadcast_shapes(batch, value.shape[:-2])
     check(batch is not None, lambda: f"the leading (batch) dimensions of {q_name} {shape_of(query)}, {k_name} "
           f"{shape_of(key)} and {v_name} {shape_of(value)} do not broadcast")  # fmt: skip
-    return batch
+    return cast(tuple[int, ...], batch)  # not None: checked
 
 
 def _causal_linear_attention_args(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
@@ -356,6 +357,7 @@ def _check_features(name: str, x: torch.Tensor, phi: object) -> None:
     check(isinstance(phi, torch.Tensor) and phi.shape[:-1] == x.shape[:-1] and phi.shape[-1] >= 1,
           lambda: f"feature_map must map {name} {shape_of(x)} to shape {(*x.shape[:-1], 'D')}, got "
           f"{describe(phi)}")  # fmt: skip
+    phi = cast(torch.Tensor, phi)  # checked: a tensor
     check(not phi.numel() or phi.is_meta or bool((phi >= 0).all()), lambda: "feature_map must give features >= 0 "
           f"(the normalised forms divide by φ(q)·Σφ(k)); it gave {phi.min().item():.3g} for {name} {shape_of(phi)}; "
           "use feature_map=None for the unnormalised sum")  # fmt: skip
@@ -405,6 +407,7 @@ def _broadcast(
     query: torch.Tensor, key: torch.Tensor, value: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Query, key and value (checked: their batches broadcast) as views of one batch shape."""
-    batch = broadcast_shapes(broadcast_shapes(query.shape[:-2], key.shape[:-2]), value.shape[:-2])
+    qk = cast(tuple[int, ...], broadcast_shapes(query.shape[:-2], key.shape[:-2]))
+    batch = cast(tuple[int, ...], broadcast_shapes(qk, value.shape[:-2]))
     T = query.shape[-2]
     return query.expand(*batch, T, -1), key.expand(*batch, T, -1), value.expand(*batch, T, -1)

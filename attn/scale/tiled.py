@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch.autograd.function import once_differentiable
@@ -396,7 +397,9 @@ def tiled_attention(
     dtype = query.dtype
     if dtype in _LOW_PRECISION:  # accumulate in float32, as the fused kernels do
         query, key, value = query.float(), key.float(), value.float()
-    batch = broadcast_shapes(broadcast_shapes(query.shape[:-2], key.shape[:-2]), value.shape[:-2])
+    # the door checked that the batches broadcast: neither shape is None
+    qk = cast(tuple[int, ...], broadcast_shapes(query.shape[:-2], key.shape[:-2]))
+    batch = cast(tuple[int, ...], broadcast_shapes(qk, value.shape[:-2]))
     q = query.expand(*batch, *query.shape[-2:])  # (..., Tq, d_k), a view
     k = key.expand(*batch, *key.shape[-2:])  # (..., Tk, d_k)
     v = value.expand(*batch, *value.shape[-2:])  # (..., Tk, d_v)

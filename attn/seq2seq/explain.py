@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from contextlib import contextmanager
+from typing import cast
 
 import numpy as np
 import torch
@@ -13,6 +14,7 @@ import torch
 from attn._checks import check, check_choice, check_dtype_of, check_float_tensor, check_nonnegative_int, checked
 from attn.data.translation import ADJECTIVES, NOUNS, TEENS, TENS, UNITS, Batch, Pair
 from attn.seq2seq.model import Seq2Seq
+from attn.seq2seq.scores import Attention
 
 __all__ = ["word_probability", "word_attention", "aligned_words", "dependencies", "ERASES", "WORD_KINDS"]
 
@@ -88,7 +90,8 @@ def word_attention(model: Seq2Seq, batch: Batch, step: torch.Tensor) -> tuple[li
         steps.append(weights)
         return (weights[:, :, None] * annotations).sum(1), weights  # (B, D): c_i = Σ_j α_ij h_j
 
-    handle = model.attention.register_forward_hook(reread, with_kwargs=True)
+    attention = cast(Attention, model.attention)  # a model with attention: its weights are what is explained
+    handle = attention.register_forward_hook(reread, with_kwargs=True)
     try:
         logits = model(batch.source, batch.source_lengths, batch.target_in).logits  # (B, T, V)
     finally:
@@ -144,7 +147,7 @@ def dependencies(pairs: Sequence[Pair], step: torch.Tensor, S: int) -> tuple[tor
     marks = torch.zeros(len(pairs), S, dtype=torch.bool, device=step.device)
     kinds = []
     for b, pair in enumerate(pairs):
-        j = pair.alignment[int(step[b])]
+        j = cast(int, pair.alignment[int(step[b])])  # a true source word: checked at the door
         words = pair.source
         marks[b, j] = True
         if words[j] != "the" and words[j] not in _ADJECTIVES:

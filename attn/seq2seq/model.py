@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import nn
@@ -132,9 +133,10 @@ class Seq2Seq(nn.Module):
             step_logits, state, weights = self.step(target_in[:, i], state, annotations, summary, mask, precomputed)
             logits.append(step_logits)
             alignments.append(weights)
+        attended = cast(list[torch.Tensor], alignments)  # with attention, every step's weights are a tensor
         return Seq2SeqOutput(
             logits=torch.stack(logits, dim=1),  # (B, T, V)
-            alignments=None if self.attention is None else torch.stack(alignments, dim=1),  # (B, T, S)
+            alignments=None if self.attention is None else torch.stack(attended, dim=1),  # (B, T, S)
         )
 
     def _greedy_decode_args(

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeGuard, TypeVar, cast
 
 import torch
 from torch import nn
@@ -17,6 +17,8 @@ from attn._checks import check, check_nonnegative_int, check_positive_int, check
 from attn.training.progress import progress_bar
 
 __all__ = ["seeded", "History", "Trained", "fit", "build_seeded", "evaluating"]
+
+Model = TypeVar("Model", bound=nn.Module)  # the model fit trains: its loss and checkpoint functions take that kind
 
 
 @contextmanager
@@ -35,22 +37,23 @@ def seeded(seed: int) -> Iterator[None]:
 class History:
     """What a run of :func:`fit` saw: the loss at every step, what ``checkpoint`` returned (with the step and
     the training seconds so far), the seconds spent in training steps (checkpoints not counted), the checkpoint
-    whose weights the model kept (``kept``: with ``fit(keep=...)``; None: the last step's), and how many fresh
-    starts the training took (``starts``: :func:`attn.memory.train_until` starts again until a goal is met)."""
+    whose weights the model kept (``kept``: with ``fit(keep=...)``; None: the last step's), and which attempt this
+    run was (``attempts``: :func:`attn.memory.train_until` starts again, up to its ``attempts``, until a goal is
+    met)."""
 
     loss: list[float] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     kept: dict[str, Any] | None = None
-    starts: int = 1
+    attempts: int = 1
 
 
 @dataclass
-class Trained:
+class Trained(Generic[Model]):
     """What every trainer returns: the trained model (in eval mode) and the :class:`History` of its training. Like the
     pair ``(model, history)``, it unpacks (``model, history = train_...(...)``) and indexes (``[0]``, ``[1]``)."""
 
-    model: nn.Module
+    model: Model
     history: History
 
     def __iter__(self) -> Iterator[Any]:
@@ -63,15 +66,15 @@ class Trained:
         return 2
 
 
-def _is_step(s: object) -> bool:
-    return isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 1
+def _is_step(s: object) -> TypeGuard[numbers.Integral]:
+    return isinstance(s, numbers.Integral) and not isinstance(s, bool) and int(s) >= 1
 
 
 def _checkpoint_steps(every: int | Collection[int]) -> Callable[[int], bool]:
     """Whether a step is a checkpoint: every ``every`` steps (a positive int), or the steps listed."""
     if _is_step(every):
         return lambda step: step % every == 0
-    listed = frozenset(every)
+    listed = frozenset(cast(Collection[int], every))  # not a step: the steps listed (checked by _fit_args)
     return lambda step: step in listed
 
 
@@ -103,13 +106,13 @@ def _fit_args(
 
 
 def fit(
-    model: nn.Module,
-    loss_fn: Callable[[nn.Module, int], torch.Tensor],
+    model: Model,
+    loss_fn: Callable[[Model, int], torch.Tensor],
     steps: int,
     *,
     lr: float = 3e-3,
     clip: float = 1.0,
-    checkpoint: Callable[[nn.Module, int], dict[str, Any]] | None = None,
+    checkpoint: Callable[[Model, int], dict[str, Any]] | None = None,
     every: int | Collection[int] = 100,
     warmup: int = 0,
     progress: bool = True,
@@ -138,24 +141,24 @@ def fit(
     """
     _fit_args(steps, lr, clip, every, warmup, schedule, optimizer, keep)
     at, lr, clip = _checkpoint_steps(every), float(lr), float(clip)
-    optimizer = optimizer(model.parameters(), lr=lr)
+    opt = optimizer(model.parameters(), lr=lr)
 
     def rate(i: int) -> float:  # LambdaLR counts the steps from 0
         if schedule is not None:
             return schedule(i + 1)
         return min(1.0, (i + 1) / warmup) if warmup else 1.0
 
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(opt, rate)
     history, best, best_state = History(), None, None
     bar = progress_bar(range(1, steps + 1), show=progress, desc="training", leave=False)
     for step in bar:
         start = time.perf_counter()
         model.train()
         loss = loss_fn(model, step)
-        optimizer.zero_grad(set_to_none=True)
+        opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), clip)
-        optimizer.step()
+        opt.step()
         history.loss.append(loss.item())
         history.seconds += time.perf_counter() - start
         if checkpoint is not None and (at(step) or step == steps):
@@ -176,10 +179,10 @@ def fit(
     return history
 
 
-def build_seeded(model: nn.Module | Callable[[], nn.Module], seed: int) -> nn.Module:
+def build_seeded(model: Model | Callable[[], Model], seed: int) -> Model:
     """``model`` itself, or the module the function ``model`` builds under :func:`seeded` ``(seed)``."""
     if isinstance(model, nn.Module):
-        return model
+        return cast(Model, model)  # the module itself (an nn.Module is callable too: the type checker cannot tell)
     check(callable(model), lambda: f"model must be a module or a function that builds one, got {model!r}")
     with seeded(seed):
         built = model()

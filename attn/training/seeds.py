@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import torch
 
@@ -104,7 +104,7 @@ def dask_executor(address: str, timeout: float = 5.0) -> Executor:
 def _check_executor(executor: object) -> Executor:
     check(callable(getattr(executor, "submit", None)),
           f"executor must be a concurrent.futures.Executor (.submit), got {type(executor).__name__}")  # fmt: skip
-    return executor
+    return cast(Executor, executor)  # one by its .submit: a Dask client's, a Ray pool's
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
@@ -171,7 +171,7 @@ def _submit(
     with _lock:
         pool = _kept_pool(jobs) if share and jobs == _cores() else None
         kept = pool is not None
-        pool = pool if kept else _pool(jobs)
+        pool = pool if pool is not None else _pool(jobs)  # the kept pool, or one of their own
         futures = [pool.submit(run) for run in runs]
         if kept:
             _lent[jobs] = futures

@@ -4,6 +4,8 @@ its checkpoints (translations, tagging accuracy, next-token losses) are in :mod:
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 
 from attn._checks import check, check_positive_int, check_tokens, describe
@@ -27,7 +29,7 @@ def fill_in(model: LanguageModel, tokens: torch.Tensor, mask: int | None = None)
         else:
             for t in range(1, tokens.shape[1]):
                 blanked = tokens.clone()
-                blanked[:, t] = mask
+                blanked[:, t] = cast(int, mask)  # a bidirectional model was given one (the check above)
                 guesses[:, t] = model(blanked, need_weights=False).logits[:, t].argmax(-1)
     return guesses.masked_fill(tokens == 0, IGNORE)
 

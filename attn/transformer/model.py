@@ -123,9 +123,8 @@ class Embedding(nn.Module):
         nn.init.normal_(self.tokens.weight, std=d_model**-0.5)  # x √d_model gives unit-size vectors
         with torch.no_grad():
             self.tokens.weight[pad].zero_()
-        self.positions = {"sinusoidal": SinusoidalPositions, "learned": LearnedPositions}.get(positions)
-        if self.positions is not None:
-            self.positions = self.positions(d_model, max_len)
+        kind = {"sinusoidal": SinusoidalPositions, "learned": LearnedPositions}.get(positions)
+        self.positions = kind(d_model, max_len) if kind is not None else None
         self.dropout = nn.Dropout(dropout)
 
     def _forward_args(self, tokens: torch.Tensor, name: str = "tokens", start: int = 0) -> None:
@@ -247,7 +246,7 @@ class Transformer(nn.Module):
 
     def _check_token_id(self, name: str, token: object) -> None:
         V = self.config.target_vocab
-        check(not isinstance(token, bool) and isinstance(token, numbers.Integral) and 0 <= token < V,
+        check(not isinstance(token, bool) and isinstance(token, numbers.Integral) and 0 <= int(token) < V,
               lambda: f"{name} must be a target token id below {V}, got {token!r}")  # fmt: skip
 
     # ------------------------------------------------------------------------------------------------ the equations

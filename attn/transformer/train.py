@@ -263,13 +263,13 @@ def train_language_model(
     g = torch.Generator().manual_seed(seed)
     loss_of = nn.CrossEntropyLoss(ignore_index=IGNORE)
 
-    def loss_fn(model: nn.Module, step: int) -> torch.Tensor:
+    def loss_fn(model: LanguageModel, step: int) -> torch.Tensor:
         batch = _rows(tokens, rng, batch_size)
         inputs, labels = language_model_batch(batch, objective, mask, model.config.vocab_size, g)
         logits = model(inputs, need_weights=False).logits  # (B, T, V)
         return loss_of(logits.flatten(0, 1), labels.flatten())
 
-    def checkpoint(model: nn.Module, step: int) -> dict[str, Any]:
+    def checkpoint(model: LanguageModel, step: int) -> dict[str, Any]:
         if valid is None:
             return {}
         if model.config.causal:

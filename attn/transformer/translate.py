@@ -4,12 +4,11 @@ or beam search), write sentences with a :class:`~attn.transformer.LanguageModel`
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import torch
 
-from attn._checks import check, check_positive_int
+from attn._checks import check, check_positive_int, is_real_number
 from attn.data.translation import Translation, sentence_words
 from attn.data.vocab import Vocab
 from attn.training import evaluating
@@ -40,8 +39,7 @@ def length_penalty_of(length: torch.Tensor, alpha: float) -> torch.Tensor:
 
 
 def _check_length_penalty(length_penalty: object) -> None:
-    number = not isinstance(length_penalty, bool) and isinstance(length_penalty, numbers.Real)
-    check(number and 0 <= length_penalty < math.inf,
+    check(is_real_number(length_penalty) and 0 <= length_penalty < math.inf,
           lambda: f"length_penalty must be a finite number >= 0, got {length_penalty!r}")  # fmt: skip
 
 
@@ -127,12 +125,12 @@ def _best_of(
     """The search's result: each sentence's best hypotheses by ``log p / lp``. Sentences not done by ``max_len``
     choose among their ended and their live (cut) hypotheses. ``tokens (B, k, t)`` and ``log_prob (B, k)`` are the
     live ones, ``ended`` = (words ``(B, k, max_len)``, log-probabilities, lengths), ``count (B,)`` how many ended."""
-    ended, ended_log_prob, ended_length = ended
-    (B, k, max_len), rows = ended.shape, torch.arange(ended.shape[0], device=ended.device)[:, None]
-    cut = torch.full((B, k, max_len), pad, dtype=torch.long, device=ended.device)
+    words, ended_log_prob, ended_length = ended
+    (B, k, max_len), rows = words.shape, torch.arange(words.shape[0], device=words.device)[:, None]
+    cut = torch.full((B, k, max_len), pad, dtype=torch.long, device=words.device)
     cut[:, :, : tokens.shape[2] - 1] = tokens[:, :, 1:]
     cut_log_prob = log_prob.masked_fill((count >= k)[:, None], -math.inf)  # (B, k)
-    hypotheses = torch.cat([ended, cut], dim=1)  # (B, 2k, max_len)
+    hypotheses = torch.cat([words, cut], dim=1)  # (B, 2k, max_len)
     found = torch.cat([ended_log_prob, cut_log_prob], dim=1)  # (B, 2k)
     lengths = torch.cat([ended_length, torch.full_like(ended_length, tokens.shape[2] - 1)], dim=1)  # (B, 2k)
     lengths = lengths.masked_fill(found.isneginf(), 0)  # none found there

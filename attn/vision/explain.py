@@ -4,6 +4,7 @@ tokens that see an object (the truth an attribution is scored against)."""
 from __future__ import annotations
 
 import inspect
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -11,6 +12,7 @@ import torch.nn.functional as F
 from attn._checks import check, check_choice, check_dtype_of, check_float_tensor, checked, describe
 from attn.data.scenes import Scenes
 from attn.vision.model import ViT, ViTOutput
+from attn.vision.patches import ConvStem
 
 __all__ = ["answer_probability", "answer_output", "black_tokens", "seen_by_tokens", "object_tokens", "ERASES"]
 
@@ -32,9 +34,10 @@ def seen_by_tokens(model: ViT, pixels: torch.Tensor) -> torch.Tensor:
     pixels ``4i - 4 … 4i + 4`` by ``4j - 4 … 4j + 4`` (9 × 9, reaching past its own 4 × 4 cell)."""
     seen = pixels.float()[:, None]  # (B, 1, S, S)
     if model.config.stem == "conv":
-        for layer in model.stem.layers:
+        for layer in cast(ConvStem, model.stem).layers:
             if isinstance(layer, torch.nn.Conv2d):  # an output cell sees the input cells under its kernel
-                seen = F.max_pool2d(seen, layer.kernel_size, layer.stride, layer.padding)
+                padding = cast(tuple[int, int], layer.padding)  # the stem pads by a number of cells, not "same"
+                seen = F.max_pool2d(seen, layer.kernel_size, layer.stride, padding)
     else:
         seen = F.max_pool2d(seen, model.config.patch)  # (B, 1, grid, grid): each token its own patch
     return seen.flatten(1) > 0  # (B, grid²)

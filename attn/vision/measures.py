@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import torch
@@ -30,7 +31,7 @@ from attn._checks import check, check_images, check_positive_int, checked, descr
 from attn.data.scenes import Scenes
 from attn.training import evaluating, seeded
 from attn.vision.glimpse import glimpse_boxes
-from attn.vision.model import RAMOutput, RecurrentAttention, ViTOutput
+from attn.vision.model import RAMOutput, RecurrentAttention, SpatialOutput, ViTOutput
 from attn.vision.ram import reinforce
 from attn.vision.rollout import attention_rollout, class_token_map
 
@@ -109,7 +110,7 @@ def look(model: nn.Module, image: torch.Tensor, question: int) -> Look:
     answer = int(out.logits.argmax(-1))
     boxes = None
     if isinstance(out, RAMOutput):
-        c = model.config
+        c = cast(RecurrentAttention, model).config
         boxes = glimpse_boxes(out.locations[0], c.image_size, c.glimpse, c.scales)
     return Look(answer, attention_map(model, out)[0], boxes)
 
@@ -121,7 +122,7 @@ def attention_map(model: nn.Module, out: object) -> torch.Tensor:
         return out.policy[:, -1]
     if isinstance(out, ViTOutput):
         return class_token_map(attention_rollout(out.attention), model.grid)
-    return out.attention
+    return cast(SpatialOutput, out).attention
 
 
 def _tensors(value: object) -> Iterator[torch.Tensor]:

@@ -225,6 +225,8 @@ class RecurrentAttention(nn.Module):
     sets the initial state, so the model knows what to look for. In training the locations are sampled; in eval
     mode the most likely place is taken."""
 
+    places: torch.Tensor  # a buffer: the centres of the grid's cells
+
     def __init__(self, config: RAMConfig):
         super().__init__()
         self.config = config

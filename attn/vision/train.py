@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 import torch
@@ -53,8 +54,10 @@ def _train_on_scenes_args(
 
 def _answers_args(model: nn.Module, name: str, scenes: Scenes | None) -> None:
     """The answers of ``scenes`` are classes of ``model`` (where its config says how many it has)."""
+    if scenes is None:
+        return
     classes = getattr(getattr(model, "config", None), "num_classes", None)
-    check(classes is None or scenes is None or not len(scenes) or int(scenes.answer.max()) < classes,
+    check(classes is None or not len(scenes) or int(scenes.answer.max()) < classes,
           lambda: f"{name} has answers up to {int(scenes.answer.max())}, but the model has {classes} classes "
           f"(ask={scenes.ask!r} scenes need a model with num_classes for them)")  # fmt: skip
 
@@ -118,6 +121,6 @@ class _Stop:
         if accuracy is not None:
             better = accuracy > self.best + self.min_gain
             self.best, self.since_best = (accuracy, 0) if better else (self.best, self.since_best + 1)
-        reached = self.goal is not None and accuracy >= self.goal
+        reached = self.goal is not None and cast(float, accuracy) >= self.goal  # a goal needs held_out: an accuracy
         spent = self.budget is not None and record["seconds"] >= self.budget
         return reached or spent or (self.patience is not None and self.since_best >= self.patience)

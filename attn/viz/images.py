@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from typing import cast
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 import torch.nn.functional as F
 from matplotlib.axes import Axes
@@ -29,7 +31,8 @@ def _check_image(name: str, image: object) -> tuple[int, int, int]:
     inside = image.dtype == torch.uint8 or not values.numel() or bool(((values >= -1e-6) & (values <= 1 + 1e-6)).all())
     check(inside, lambda: f"{name} must hold values in [0, 1] (or be uint8, 0-255), got {values.dtype} values from "
           f"{float(values.min()):.4g} to {float(values.max()):.4g}")  # fmt: skip
-    return tuple(image.shape)
+    C, H, W = image.shape
+    return C, H, W
 
 
 def _check_map(name: str, weights: object, H: int, W: int) -> None:
@@ -159,7 +162,7 @@ def patch_grid(image: torch.Tensor, patch: int, *, size: float = 4.2) -> Figure:
     C, H, W = image.shape
     gh, gw = H // patch, W // patch
     fig = plt.figure(figsize=(2 * size + 0.3, size * gh / gw + 0.3), layout="constrained")
-    whole, tiles = fig.subfigures(1, 2, wspace=0.05)
+    whole, tiles = cast(np.ndarray, fig.subfigures(1, 2, wspace=0.05))  # two subfigures: an array, not one SubFigure
     ax = whole.subplots()
     ax.imshow(image.permute(1, 2, 0).clamp(0, 1).numpy(), interpolation="nearest")
     for k in range(1, gh):

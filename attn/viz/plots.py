@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
+from matplotlib.colors import Normalize
 from matplotlib.image import AxesImage
 
 from attn._checks import check, checked
@@ -31,12 +33,12 @@ def _check_2d(name: str, weights: object) -> tuple[int, int]:
     """``Tq, Tk`` of a non-empty 2-D ``(Tq, Tk)`` matrix."""
     shape = _shape(weights)
     check(len(shape) == 2 and 0 not in shape, f"{name} must be 2-D (Tq, Tk) and non-empty, got shape {shape}")
-    return shape
+    return shape[0], shape[1]
 
 
 def _check_labels(name: str, labels: Sequence[str] | None, n: int, axis: str) -> None:
-    check(labels is None or len(labels) == n,
-          lambda: f"{name} has {len(labels)} labels but the weights have {n} {axis}")  # fmt: skip
+    if labels is not None:
+        check(len(labels) == n, lambda: f"{name} has {len(labels)} labels but the weights have {n} {axis}")
 
 
 def _literal(token: object) -> str:
@@ -44,9 +46,9 @@ def _literal(token: object) -> str:
     return str(token).replace("$", r"\$")
 
 
-def _ticks(tokens: Sequence[str] | None, n: int) -> list[str] | range:
+def _ticks(tokens: Sequence[str] | None, n: int) -> list[str]:
     """Tick labels: the tokens as literal text, or the positions 0..n-1."""
-    return [_literal(t) for t in tokens] if tokens is not None else range(n)
+    return [_literal(t) for t in tokens] if tokens is not None else [str(i) for i in range(n)]
 
 
 def _luminance(rgb: Sequence[float]) -> float:
@@ -57,7 +59,8 @@ def _luminance(rgb: Sequence[float]) -> float:
 
 def _text_colour(image: AxesImage, value: float) -> str:
     """Black or white, whichever contrasts more with the cell that ``value`` is drawn in (WCAG contrast ratio)."""
-    L = _luminance(image.cmap(image.norm(value)))
+    norm = cast(Normalize, image.norm)  # imshow's vmin and vmax made a Normalize, which maps a single number too
+    L = _luminance(image.cmap(norm(value)))
     return "black" if (L + 0.05) / 0.05 >= 1.05 / (L + 0.05) else "white"
 
 
@@ -329,9 +332,15 @@ def lookup_figure(
     for i in range(M):
         name = _literal(labels[i]) if labels is not None else f"k{i}"
         ax.annotate(
-            f"{name}\n{float(weights[i]):.2f}", keys[i].tolist(), textcoords="offset points", xytext=(8, 6), fontsize=10
+            f"{name}\n{float(weights[i]):.2f}",
+            tuple(keys[i].tolist()),
+            textcoords="offset points",
+            xytext=(8, 6),
+            fontsize=10,
         )
-    ax.annotate("", xy=query.tolist(), xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": "crimson", "lw": 2})
+    ax.annotate(
+        "", xy=tuple(query.tolist()), xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": "crimson", "lw": 2}
+    )
     ax.plot(*query.tolist(), marker="o", color="crimson", ms=5, ls="", label="query q")
     ax.plot(
         *output.tolist(), marker="*", color="darkorange", ms=16, mec="black", ls="", label="output Σ p_i k_i", zorder=3

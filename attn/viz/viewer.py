@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from numbers import Real
 from pathlib import Path
+from typing import cast
 
 import torch
 
@@ -95,7 +96,7 @@ def _check_examples(weights: object) -> None:
           f"got {type(weights).__name__}")  # fmt: skip
 
 
-def _check_token_lists(name: str, tokens: object, n: int) -> None:
+def _check_token_lists(name: str, tokens: Sequence[str] | Sequence[Sequence[str]], n: int) -> None:
     """One list of strings, or ``n`` of them (one per example)."""
     check(not isinstance(tokens, str) and isinstance(tokens, Sequence), lambda: f"{name} must be a list of strings "
           f"(or one list per example), got {type(tokens).__name__}")  # fmt: skip
@@ -130,7 +131,7 @@ def _check_rows(k: int, w: torch.Tensor) -> None:
           "distributions=False for matrices that are not attention weights")  # fmt: skip
 
 
-def _check_axes(axes: object) -> None:
+def _check_axes(axes: Sequence[str]) -> None:
     check(not isinstance(axes, str) and isinstance(axes, Sequence),
           lambda: f"axes must be a list of names, e.g. ('layer', 'head'), got {axes!r}")  # fmt: skip
     check(all(isinstance(a, str) for a in axes) and len(set(axes)) == len(axes),
@@ -147,7 +148,7 @@ def _check_ticks(axes: Sequence[str], ticks: Mapping[str, Sequence[str]] | None,
         check(len(labels) == n, f"ticks[{axis!r}] has {len(labels)} labels, but the {axis} axis has size {n}")
 
 
-def _check_labels(examples: object, n: int, names: object, vmax: object) -> None:
+def _check_labels(examples: Sequence[str], n: int, names: tuple[str, str], vmax: float | None) -> None:
     """The example names (one per tensor), the two axis names and vmax (a positive number or None)."""
     named = not isinstance(examples, str) and isinstance(examples, Sequence) and len(examples) == n
     check(named and all(isinstance(e, str) for e in examples),
@@ -201,7 +202,7 @@ def _examples(weights: torch.Tensor | Sequence[torch.Tensor]) -> list[torch.Tens
 def _token_lists(tokens: Sequence[str] | Sequence[Sequence[str]], n: int) -> list[list[str]]:
     """One token list per example; a single flat list is shared by every example."""
     if all(isinstance(t, str) for t in tokens):
-        return [list(tokens)] * n
+        return [list(cast(Sequence[str], tokens))] * n
     return [list(ts) for ts in tokens]
 
 

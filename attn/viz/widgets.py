@@ -13,7 +13,6 @@ import base64
 import html
 import io
 import math
-import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -22,7 +21,7 @@ import ipywidgets as widgets
 import torch
 from matplotlib.figure import Figure
 
-from attn._checks import check, check_in_range, checked
+from attn._checks import check, check_in_range, checked, is_real_number
 from attn.data.babi import split_sentences
 from attn.data.translation import Translation
 from attn.functional import content_addressing, dot_product_scores, softmax
@@ -40,6 +39,15 @@ class Answer(Protocol):
     sentences: list[str]
     hop_attention: torch.Tensor
     unknown: list[str]
+
+
+class Look(Protocol):
+    """What :func:`scene_panel` shows of a look at a scene (:class:`attn.vision.Look` has it): its ``answer`` id,
+    its ``attention (G, G)`` map and, for a glimpsing model, its ``boxes``."""
+
+    answer: int
+    attention: torch.Tensor
+    boxes: torch.Tensor | None
 
 
 __all__ = [
@@ -165,7 +173,7 @@ def _panel(controls: list[widgets.Widget], render: Callable[[], Frame]) -> widge
 
 
 def _check_slider(name: str, value: object, low: float, high: float) -> None:
-    ok = not isinstance(value, bool) and isinstance(value, numbers.Real) and low <= value <= high
+    ok = is_real_number(value) and low <= value <= high
     check(ok, lambda: f"{name} must be a number in [{low:g}, {high:g}] (the slider's range), got {value!r}")
 
 
@@ -209,7 +217,7 @@ def _ntm_addressing_panel_args(
 
 def _scene_panel_args(
     images: torch.Tensor,
-    answer: Callable[[torch.Tensor, int], object],
+    answer: Callable[[torch.Tensor, int], Look],
     questions: Sequence[str],
     answers: Sequence[str],
     truth: Callable[[int, int], str | None],
@@ -534,7 +542,7 @@ def sampling_panel(sample: Callable[[float], Sequence[str]], temperature: float 
 
 def scene_panel(
     images: torch.Tensor,
-    answer: Callable[[torch.Tensor, int], object],
+    answer: Callable[[torch.Tensor, int], Look],
     questions: Sequence[str],
     answers: Sequence[str],
     truth: Callable[[int, int], str | None],

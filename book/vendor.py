@@ -56,6 +56,14 @@ PACKAGES = {
         ["es5/tex-mml-chtml.js", "es5/input/tex/extensions/*", "es5/output/chtml/fonts/woff-v2/*", "LICENSE"],
         "mathjax",
     ),
+    # Chapter 11's live view runs the model in the reader's browser (attn/viz/live.js): the classic-script build
+    # for WebAssembly only, its loader module and the single-threaded-capable SIMD binary it fetches. The tarball
+    # has no LICENSE file; the copyright and MIT licence are in the header of ort.wasm.min.js and in package.json.
+    "onnxruntime-web@1.30.0": (
+        "sha512-q0y+JrrtukXSzsBWEMccVfqX25LRmosXHF+CaRJmg8pZClzcV7svNc4rKY3jL02Vb7QmRMDs1SigqR4CXAfKYQ==",
+        ["dist/ort.wasm.min.js", "dist/ort-wasm-simd-threaded.mjs", "dist/ort-wasm-simd-threaded.wasm", "package.json"],
+        "onnxruntime-web",
+    ),
 }
 
 

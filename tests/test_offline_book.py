@@ -20,7 +20,8 @@ def test_vendored_files_match_their_manifest():
     lines = (VENDOR / "MANIFEST.txt").read_text().splitlines()
     pinned = [line for line in lines if line.startswith("# ")]
     assert {line.split()[1] for line in pinned} == {
-        "requirejs@2.3.8", "d3@5.7.0", "jquery@2.2.4", "@jupyter-widgets/html-manager@1.0.15", "mathjax@3.2.2"
+        "requirejs@2.3.8", "d3@5.7.0", "jquery@2.2.4", "@jupyter-widgets/html-manager@1.0.15", "mathjax@3.2.2",
+        "onnxruntime-web@1.30.0",
     }  # fmt: skip
     listed = dict(reversed(line.split("  ", 1)) for line in lines if not line.startswith("#"))
     present = {p.relative_to(VENDOR).as_posix() for p in VENDOR.rglob("*") if p.is_file() and p.name != "MANIFEST.txt"}
@@ -41,7 +42,7 @@ def test_the_book_points_at_the_vendored_files():
     assert served(sphinx["mathjax_path"])
     assert all(served(path) for path in sphinx["nb_ipywidgets_js"])
     assert all(served(path if path.endswith(".js") else path + ".js") for path in offline_book.CDN_TO_VENDOR.values())
-    assert CONFIG["sphinx"]["local_extensions"] == {"offline_book": "book/_ext"}
+    assert CONFIG["sphinx"]["local_extensions"] == {"offline_book": "book/_ext", "live_model": "book/_ext"}
 
 
 def fake_app(launch=None):

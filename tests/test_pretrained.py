@@ -19,6 +19,7 @@ from safetensors.torch import save_file
 
 import attn.pretrained
 from attn.pretrained import (
+    MAX_TOKENS,
     UNUSED,
     Bert,
     BertConfig,
@@ -26,6 +27,7 @@ from attn.pretrained import (
     checkpoint_names,
     embed_sentences,
     encode,
+    export_onnx,
     load_bert,
     load_tokenizer,
     load_weights,
@@ -370,3 +372,51 @@ def test_embed_sentences_takes_one_string_as_one_sentence_and_refuses_an_empty_l
 def test_segments_that_are_not_a_tensor_are_a_value_error(bert):
     with pytest.raises(ValueError, match="segments must be a"):
         bert(torch.tensor([[101, 102]]), segments=[[0, 0]])
+
+
+# ---------------------------------------------------------------- the ONNX graph the online book's live view runs
+LIVE = [  # word pieces, accents stripped, the model's length limit (MAX_TOKENS word pieces with [CLS] and [SEP])
+    "The unaffable tokenizer splits gastroenterologists.",
+    "Ångström's naïve café crème",
+    " ".join(["attention"] * 400),
+]
+
+
+def run_onnx(path, ids):
+    ort = pytest.importorskip("onnxruntime", reason="the exported graph is run by onnxruntime")
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(None, {"input_ids": ids.numpy()})
+
+
+def test_export_onnx_gives_bert_forward_outputs_on_a_tiny_model(tmp_path):
+    with seeded(0):
+        model = Bert(TINY).eval()
+    names = export_onnx(model, tmp_path / "tiny.onnx")
+    assert names == ["hidden", "attention_0"]
+    for T in (1, 5, 16):
+        ids = torch.randint(1, TINY.vocab_size, (1, T), generator=torch.Generator().manual_seed(T))
+        hidden, weights = (torch.from_numpy(a) for a in run_onnx(tmp_path / "tiny.onnx", ids))
+        with torch.no_grad():
+            out = model(ids)
+        close(hidden, out.hidden)
+        close(weights, out.attention[0])
+
+
+def test_export_onnx_refuses_what_is_not_a_bert(tmp_path):
+    with pytest.raises(ValueError, match="model must be a Bert, got Linear"):
+        export_onnx(torch.nn.Linear(2, 2), tmp_path / "x.onnx")
+
+
+def test_the_exported_model_gives_attns_weights_within_the_books_bound(bert, tokenizer, tmp_path):
+    export_onnx(bert, tmp_path / "model.onnx")
+    lengths = []
+    for sentence in LIVE:
+        ids = encode(tokenizer, sentence).ids
+        lengths.append(ids.shape[1])
+        hidden, *weights = (torch.from_numpy(a) for a in run_onnx(tmp_path / "model.onnx", ids))
+        with torch.no_grad():
+            out = bert(ids)
+        close(hidden, out.hidden, atol=1e-4)
+        for ours, theirs in zip(weights, out.attention, strict=True):
+            close(ours, theirs, atol=1e-4)  # the live view's bound (measured: under 1e-5)
+    assert lengths[-1] == MAX_TOKENS and "##" in " ".join(encode(tokenizer, LIVE[0]).tokens[0])

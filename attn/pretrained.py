@@ -387,28 +387,34 @@ class BertGraph(nn.Module):
 def export_onnx(model: Bert, path: str | Path) -> list[str]:
     """Write ``model`` as an ONNX graph (opset 18, torch's exporter) whose outputs are the last hidden states and
     every layer's attention weights, for one sentence of 1 to ``MAX_TOKENS`` word pieces (input ``input_ids``,
-    int64 ``(1, T)``); returns the output names. The online book's live view runs it in the reader's browser."""
+    int64 ``(1, T)``); returns the output names. The online book's live view runs it in the reader's browser.
+
+    The graph has no padding mask: it equals :meth:`Bert.forward` for ids without ``[PAD]`` (the page refuses a typed
+    ``[PAD]``), and attends to a ``[PAD]`` that :meth:`Bert.forward` would mask."""
     check(isinstance(model, Bert), lambda: f"model must be a Bert, got {type(model).__name__}")
     L = model.config.num_layers
     outputs = ["hidden"] + [f"attention_{i}" for i in range(L)]
-    example = torch.tensor([[101, 7592, 102]])  # any ids: the length is a dimension of the graph
-    length = torch.export.Dim("T", min=1, max=MAX_TOKENS)
+    example = torch.arange(1, 4)[None] % model.config.vocab_size  # any ids: the length is a dimension of the graph
+    length = torch.export.Dim("T", min=1, max=min(MAX_TOKENS, model.config.max_len))
     quiet = logging.getLogger("torch.onnx._internal.exporter._registration")  # "torchvision is not installed"
-    level = quiet.level
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # torch's exporter about its own internals
-        quiet.setLevel(logging.ERROR)
-        torch.onnx.export(
-            BertGraph(model).eval(),
-            (example,),
-            str(path),
-            dynamo=True,
-            input_names=["input_ids"],
-            output_names=outputs,
-            dynamic_shapes=({1: length},),
-            opset_version=18,
-            external_data=False,
-            verbose=False,
-        )
+    level, training = quiet.level, model.training
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", r".*LeafSpec", FutureWarning)  # torch's exporter about its internals
+            quiet.setLevel(logging.ERROR)
+            torch.onnx.export(
+                BertGraph(model).eval(),
+                (example,),
+                str(path),
+                dynamo=True,
+                input_names=["input_ids"],
+                output_names=outputs,
+                dynamic_shapes=({1: length},),
+                opset_version=18,
+                external_data=False,
+                verbose=False,
+            )
+    finally:
         quiet.setLevel(level)
+        model.train(training)
     return outputs

@@ -16,9 +16,10 @@ bound for the view is 1e-4 (the browser test compares the page's weights with Py
 With ``--page`` (a built book's html folder: ``make book``), the shipped file in the page: chapter 11 served from
 that folder on a local server, opened in headless Chromium (every other request blocked) ``--loads`` times, each
 in a fresh context; per load, the model's download, the session's creation (the WebAssembly compiles) and the first
-run on the view's sentence, as the page times them; then a 20-token and a 256-token run; the JavaScript heap
-(Chrome DevTools Protocol) and the resident memory of Chromium's processes (Linux /proc) before the click and after
-the three runs.
+run on the view's sentence, as the page times them; then an 18-token and a 256-token run; before the click and after
+the three runs, the JavaScript heap (Chrome DevTools Protocol: objects only, not the WebAssembly memory or the
+ArrayBuffers that hold the model) and the resident memory of the browser's processes (Linux /proc: every process
+this script started). The download is from a local server: a reader's takes the files' size over their bandwidth.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import sys
 import tempfile
 import time
@@ -100,16 +102,23 @@ PAGE = "notebooks/11_pretrained.html"
 SHORT = "The quick brown fox jumps over the lazy dog near the riverbank today."  # 18 tokens
 
 
-def chromium_rss_mb() -> float:
-    """Resident memory of every Chromium process (Linux), MB."""
-    total = 0
+def descendants_rss_mb(root: int) -> float:
+    """Resident memory of the processes started by process ``root`` (Playwright's driver and its Chromium), MB."""
+    parent, rss = {}, {}
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
-            text = status.read_text()
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
         except OSError:
             continue
-        if "\nName:\tchrom" in "\n" + text or text.startswith("Name:\tchrom"):
-            total += next((int(line.split()[1]) for line in text.splitlines() if line.startswith("VmRSS:")), 0)
+        pid = int(status.parent.name)
+        parent[pid] = int(fields["PPid"])
+        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0])
+    total = 0
+    for pid in rss:
+        up = parent.get(pid)
+        while up and up != root:
+            up = parent.get(up)
+        total += rss[pid] if up == root else 0
     return total / 1024
 
 
@@ -124,6 +133,8 @@ def run_in_page(page, text: str, runs: int) -> dict:
     live.locator("button.al-go").click()
     state = "document.querySelector('.attn-live').dataset"
     page.wait_for_function(f"{state}.runs === '{runs}' || {state}.state === 'error'", timeout=300_000)
+    if live.get_attribute("data-state") != "ready":
+        sys.exit(f"the page could not run the model: {live.locator('.al-status').text_content()}")
     return live.evaluate("r => ({timing: r.attnLive.timing, T: r.attnLive.tokens.length})")
 
 
@@ -152,12 +163,12 @@ def measure_page(folder: Path, loads: int) -> None:
             cdp = page.context.new_cdp_session(page)
             cdp.send("Performance.enable")
 
-            heap0, rss0 = js_heap_mb(cdp), chromium_rss_mb()
+            heap0, rss0 = js_heap_mb(cdp), descendants_rss_mb(os.getpid())
             first = run_in_page(page, page.locator(".attn-live textarea.al-text").input_value(), 1)
             short = run_in_page(page, SHORT, 2)
             long = run_in_page(page, " ".join(["attention"] * 300), 3)
             t = first["timing"]
-            heap1, rss1 = js_heap_mb(cdp), chromium_rss_mb()
+            heap1, rss1 = js_heap_mb(cdp), descendants_rss_mb(os.getpid())
             later = [r["timing"]["run_ms"] for r in (short, long)]
             runs = f"{t['run_ms']:.0f} ({first['T']}) | {later[0]:.0f} | {later[1]:.0f}"
             print(f"| {k} | {t['download_ms']:.0f} | {t['session_ms']:.0f} | {runs} | {heap0:.1f} → {heap1:.1f} "
@@ -175,6 +186,8 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=3)
     parser.add_argument("--page-only", action="store_true", help="skip the file comparison")
     args = parser.parse_args()
+    if args.page_only and args.page is None:
+        parser.error("--page-only needs --page (a built book's html folder)")
     if args.page_only:
         measure_page(args.page, args.loads)
         return

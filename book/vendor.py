@@ -58,12 +58,40 @@ PACKAGES = {
     ),
     # Chapter 11's live view runs the model in the reader's browser (attn/viz/live.js): the classic-script build
     # for WebAssembly only, its loader module and the single-threaded-capable SIMD binary it fetches. The tarball
-    # has no LICENSE file; the copyright and MIT licence are in the header of ort.wasm.min.js and in package.json.
+    # has no LICENSE file (the header of ort.wasm.min.js and package.json name the MIT licence): LICENSES below
+    # writes the licence's text beside the files.
     "onnxruntime-web@1.30.0": (
         "sha512-q0y+JrrtukXSzsBWEMccVfqX25LRmosXHF+CaRJmg8pZClzcV7svNc4rKY3jL02Vb7QmRMDs1SigqR4CXAfKYQ==",
         ["dist/ort.wasm.min.js", "dist/ort-wasm-simd-threaded.mjs", "dist/ort-wasm-simd-threaded.wasm", "package.json"],
         "onnxruntime-web",
     ),
+}
+
+
+# The licence text of a package whose tarball carries none, written as LICENSE in its folder.
+LICENSES = {
+    "onnxruntime-web@1.30.0": """MIT License
+
+Copyright (c) Microsoft Corporation
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+""",
 }
 
 
@@ -110,6 +138,9 @@ def main() -> None:
         fresh = Path(work) / "vendor"  # filled completely before it replaces the committed folder
         for spec, (integrity, keep, folder) in PACKAGES.items():
             files = fetch(spec, integrity, keep, fresh / folder, Path(work))
+            if spec in LICENSES:
+                (fresh / folder / "LICENSE").write_text(LICENSES[spec])
+                files.append(fresh / folder / "LICENSE")
             size = sum(f.stat().st_size for f in files)
             print(f"{spec:40s} {len(files):3d} files {size / 1e6:6.2f} MB", file=sys.stderr)
         lines = [f"# {spec} {integrity}" for spec, (integrity, _, _) in PACKAGES.items()]

@@ -149,7 +149,7 @@ class EncoderLayer(_Residual):
             self.norm1,
             lambda h: self.self_attention(h, h, h, mask, need_weights),
         )
-        if self.feed_forward is not None and self.norm2 is not None:
+        if self.feed_forward is not None and self.norm2 is not None:  # d_ff=0: neither (attention only, chapter 11)
             x = self.residual(x, self.norm2, self.feed_forward)  # (B, T, D)
         return x, weights
 

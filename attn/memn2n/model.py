@@ -248,7 +248,9 @@ class MemN2N(nn.Module):
             if attention is not None:  # chapter 13: read with the weights given instead, o = Σ_i a_i c_i
                 p = nn.functional.pad(attention[:, k], (0, mask.shape[1] - M))  # (B, M or memory_size)
                 o = (p.unsqueeze(-1) * c).sum(-2)  # (B, d)
-            u = (self.H(u) if self.H is not None else u) + o  # u^{k+1} = u^k + o^k (adjacent), H u^k + o^k (layer-wise)
+            if self.H is not None:  # layer-wise: u^{k+1} = H u^k + o^k
+                u = self.H(u)
+            u = u + o  # adjacent: u^{k+1} = u^k + o^k
             hops.append(p)
         logits = u @ self.E[-1].weight.T  # (B, V): a = softmax(W u^{K+1}), eq. 3 (adjacent: W(o^K + u^K))
         logits = logits.index_fill(-1, self._null, float("-inf"))  # the null word is no answer: W's row 0 stays 0

@@ -103,7 +103,7 @@ class TokenMixer(nn.Module):
         if self.kind == "attention":
             scale = None if self.scaled else 1.0  # None: 1/√d_k
             return scaled_dot_product_attention(self.W_q(x), self.W_k(x), x, scale=scale)[1]  # (B, T, T)
-        return self.W[:T, :T].expand(B, T, T)  # "linear": the door refused the kinds without a matrix
+        return self.W[:T, :T].expand(B, T, T)  # kind == "linear": _mixing_args refused the kinds without a matrix
 
     @checked(_forward_args)
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:

@@ -3,8 +3,8 @@
 At every HTML build, :func:`attn.pretrained.export_onnx` writes ``model.onnx`` (attn's own BERT with every layer's
 attention as an output) from the installed checkpoint package, with the tokenizer's ``vocab.txt`` and a
 ``manifest.json`` that the page reads first (the files, the model's size and hash, its layers, heads and length
-limit), into a cache beside the book's sources (``_build/.live-model``, kept while torch, the weights and the code
-that computes them are unchanged); the files are then copied into the output. Nothing is kept in the repository.
+limit), into a cache beside the html folder (``_build/.live-model``, kept while torch, the exporter, attn's code
+and the checkpoint are unchanged); the files are then copied into the output. Nothing is kept in the repository.
 
 Without the checkpoint package (``make venv`` warns when it cannot install it) or the exporter's packages, the book
 builds without the files, and the live view says that the model is not part of this build.
@@ -15,7 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import tempfile
 import time
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +26,6 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-# The code whose change changes the exported graph: the model's layers, the attention function, the export.
-SOURCES = ("attn/pretrained.py", "attn/functional.py", "attn/blocks", "book/_ext/live_model.py")
 FILES = ("model.onnx", "vocab.txt", "manifest.json")
 
 
@@ -37,59 +37,84 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def cache_key(root: Path, weights: Path) -> str:
-    """sha256 over torch's version, the weights' hash and the model's source files."""
-    import torch
+def cache_key(checkpoint: Path) -> str:
+    """sha256 over what the exported file depends on: the versions of torch and of the exporter's packages, every
+    source file of attn (the model, its layers, the checks the export passes through) and the checkpoint's files."""
+    import attn
 
-    digest = hashlib.sha256(f"{torch.__version__} {sha256(weights)}".encode())
-    for name in SOURCES:
-        path = root / name
-        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
-            digest.update(file.read_bytes())
+    digest = hashlib.sha256()
+    for package in ("torch", "onnx", "onnxscript"):
+        digest.update(f"{package} {metadata.version(package)}\n".encode())
+    source = Path(attn.__file__).parent
+    for file in sorted(source.rglob("*.py")):
+        digest.update(file.relative_to(source).as_posix().encode() + file.read_bytes())
+    for file in sorted(checkpoint.iterdir()):
+        if file.is_file() and file.suffix in (".json", ".txt", ".safetensors"):
+            content = sha256(file).encode() if file.suffix == ".safetensors" else file.read_bytes()
+            digest.update(file.name.encode() + content)
     return digest.hexdigest()
 
 
 def export(out: Path, key: str) -> dict[str, Any]:
-    """The live model's three files in ``out``; returns the manifest."""
+    """The live model's three files, written into a new folder beside ``out`` and moved into ``out`` when complete
+    (a build that stops halfway, or another running at the same time, never leaves half a model there)."""
     from attn.pretrained import MAX_TOKENS, export_onnx, load_bert, model_dir
 
     bert = load_bert()
-    out.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    outputs = export_onnx(bert, out / "model.onnx")
-    seconds = time.perf_counter() - start
-    shutil.copyfile(model_dir() / "vocab.txt", out / "vocab.txt")
-    manifest = {
-        "model": "model.onnx",
-        "bytes": (out / "model.onnx").stat().st_size,
-        "sha256": sha256(out / "model.onnx"),
-        "vocab": "vocab.txt",
-        "layers": bert.config.num_layers,
-        "heads": bert.config.num_heads,
-        "max_tokens": MAX_TOKENS,
-        "inputs": ["input_ids"],
-        "outputs": outputs,
-        "export_seconds": round(seconds, 1),
-        "key": key,
-    }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".live-model-", dir=out.parent))
+    try:
+        start = time.perf_counter()
+        outputs = export_onnx(bert, work / "model.onnx")
+        seconds = time.perf_counter() - start
+        shutil.copyfile(model_dir() / "vocab.txt", work / "vocab.txt")
+        manifest = {
+            "model": "model.onnx",
+            "bytes": (work / "model.onnx").stat().st_size,
+            "sha256": sha256(work / "model.onnx"),
+            "vocab": "vocab.txt",
+            "layers": bert.config.num_layers,
+            "heads": bert.config.num_heads,
+            "max_tokens": min(MAX_TOKENS, bert.config.max_len),
+            "inputs": ["input_ids"],
+            "outputs": outputs,
+            "export_seconds": round(seconds, 1),
+            "key": key,
+        }
+        (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        old = out.with_name(work.name + "-old")
+        if out.exists():
+            out.rename(old)
+        work.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return manifest
+
+
+def cached(cache: Path, key: str) -> dict[str, Any] | None:
+    """The cache's manifest if it was made with ``key`` and its model file is the one it names."""
+    try:
+        manifest = json.loads((cache / "manifest.json").read_text())
+        ok = manifest.get("key") == key and all((cache / name).is_file() for name in FILES)
+        return manifest if ok and sha256(cache / manifest["model"]) == manifest["sha256"] else None
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def build_live_model(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    root = Path(app.confdir)
-    cache = root / "_build" / ".live-model"
+    cache = Path(app.outdir).parent / ".live-model"  # beside the html folder: _build/.live-model
     from attn.pretrained import ModelNotInstalledError, model_dir
 
     try:
-        key = cache_key(root, model_dir() / "model.safetensors")
-        manifest = json.loads((cache / "manifest.json").read_text()) if (cache / "manifest.json").is_file() else {}
-        if manifest.get("key") != key or not all((cache / name).is_file() for name in FILES):
+        key = cache_key(model_dir())
+        manifest = cached(cache, key)
+        if manifest is None:
             manifest = export(cache, key)
             logger.info(f"live model: exported {manifest['bytes'] / 1e6:.1f} MB in {manifest['export_seconds']} s")
-    except (ModelNotInstalledError, ImportError) as e:
+    except (ModelNotInstalledError, ImportError, FileNotFoundError, metadata.PackageNotFoundError) as e:
         logger.info(f"live model: not built ({e})")
         return
     target = Path(app.outdir) / "_static" / "live"

@@ -115,6 +115,7 @@ benchmarks: $(STAMP)
 	$(PY) benchmarks/scale.py
 	$(PY) benchmarks/fast_weights.py
 	$(PY) benchmarks/explain.py
+	$(PY) benchmarks/browser_model.py $(if $(wildcard _build/html/_static/live/manifest.json),--page _build/html)
 
 # Authors: every chapter's claims over 5 seeds and two numeric paths (about an hour on 2 cores); the margins of the
 # claims come from this table (book/instructors.md). CHAPTERS="02 05" measures some chapters only.

@@ -151,8 +151,8 @@ def measure_page(folder: Path, loads: int) -> None:
         sys.exit("Chromium is not installed (make chromium)")
     print(f"\nThe page: {PAGE}, model {manifest['bytes'] / 1e6:.1f} MB, {loads} fresh loads\n")
     print(
-        "| load | download ms | session ms | first run ms (T) | 18 tokens ms | 256 tokens ms | heap MB before → after "
-        "| Chromium RSS MB before → after |"
+        "| load | download ms | session ms | first run ms (T) | 18 tokens ms | 256 tokens ms "
+        "| JS heap MB before → after | browser RSS MB before → after |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     with sync_playwright() as playwright:

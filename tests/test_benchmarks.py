@@ -259,3 +259,14 @@ def test_claims_counts_the_nulls_of_the_committed_chapters():
     assert counts["01_softmax"] == [0, 0, 0, 0] and len(counts) == 14
     assert all(total == a + b + c for total, a, b, c in counts.values())
     assert counts["all"][0] == sum(v[0] for k, v in counts.items() if k != "all")
+
+
+def test_browser_model_benchmark_weighs_the_three_files():
+    if MODEL_MISSING:
+        pytest.skip(MODEL_MISSING)
+    out = run_benchmark("browser_model.py", "--repeats", "2")
+    rows = {line.split("|")[1].strip(): line.split("|")[2:-1] for line in out.splitlines() if line.startswith("| ")}
+    assert set(rows) >= {"float32 (shipped)", "float16 weights", "float16", "int8"}
+    assert rows["float32 (shipped)"][-1].strip() == "yes"  # the shipped file is within the view's bound
+    sizes = {name: float(cells[0]) for name, cells in rows.items() if name not in ("file", "---")}
+    assert sizes["int8"] < sizes["float16"] < sizes["float32 (shipped)"]

@@ -27,6 +27,7 @@ function say(node, parts) {  // node's content: strings become text, elements st
   parts.forEach(function (p) { node.appendChild(typeof p === "string" ? document.createTextNode(p) : p); });
 }
 function mb(bytes) { return (bytes / 1e6).toFixed(1) + " MB"; }
+function thousands(n) { return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
 function seconds(ms) { return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(1) + " s"; }
 
 var form = el("form", "al-form"), label = el("label", "al-label"), box = el("textarea", "al-text");
@@ -37,10 +38,10 @@ button.type = "submit";
 form.appendChild(label); form.appendChild(button);
 var status = el("div", "al-status"), message = el("div", "al-message");
 status.id = uid + "-status"; status.setAttribute("role", "status"); status.setAttribute("aria-live", "polite");
-message.id = uid + "-message"; message.setAttribute("aria-live", "polite");
+message.id = uid + "-message"; message.setAttribute("role", "alert");  // refusals and cuts are announced at once
 box.setAttribute("aria-describedby", status.id + " " + message.id);
 var meter = el("div", "al-meter"), progress = el("progress", "al-progress"), loaded = el("span", "al-loaded");
-progress.id = uid + "-progress"; progress.setAttribute("aria-label", "model downloaded");
+progress.id = uid + "-progress"; progress.setAttribute("aria-label", "model and runtime downloaded");
 meter.appendChild(progress); meter.appendChild(loaded); meter.hidden = true;
 var result = el("div", "al-result");
 root.appendChild(form); root.appendChild(status); root.appendChild(meter); root.appendChild(message);
@@ -72,6 +73,7 @@ if (location.protocol === "file:") {  // the browser will not let a page read fi
 }
 var LIVE = new URL(contentRoot + CONFIG.live, location.href).href;
 var ORT = new URL(contentRoot + CONFIG.ort, location.href).href;
+var WASM = "ort-wasm-simd-threaded.wasm";  // the runtime's WebAssembly next to ort.wasm.min.js (book/vendor.py)
 
 // --- loading, once per page: the manifest now (a few bytes), the rest on the reader's first request ----------
 var shared = window.attnLiveShared = window.attnLiveShared || {};
@@ -142,14 +144,24 @@ function loadModel() {  // -> {session, vocab, manifest, timing}; one promise pe
   if (shared.model) { return shared.model; }
   var t0 = performance.now(), timing = {};
   shared.model = shared.manifest.then(function (m) {
-    say(status, ["Loading the model (" + mb(m.bytes) + ")\u2026"]);
-    meter.hidden = false; progress.max = m.bytes; progress.value = 0; loaded.textContent = "0 of " + mb(m.bytes);
+    say(status, ["Loading the model (" + mb(m.bytes) + ") and its runtime\u2026"]);
+    meter.hidden = false; progress.max = m.bytes; progress.value = 0; loaded.textContent = "0 MB";
+    // One counter for both downloads: the model, and the runtime's WebAssembly (fetched here rather than by ONNX
+    // Runtime, which would fetch it silently while the model is prepared). Its size comes with its first bytes;
+    // a compressed answer does not tell it, and then the total grows with what arrived.
+    var got = {model: 0, wasm: 0}, want = {model: m.bytes, wasm: 0};
+    function counted(part) {
+      return function (received, total) {
+        got[part] = received; want[part] = Math.max(total || 0, received);
+        var have = got.model + got.wasm, all = want.model + want.wasm;
+        progress.max = all; progress.value = Math.min(have, all);
+        loaded.textContent = mb(have) + " of " + mb(all);
+      };
+    }
     var vocab = getText(LIVE + m.vocab).then(window.attnWordPiece.vocabulary);
-    var bytes = download(LIVE + m.model, m.bytes, function (got, total) {
-      progress.max = total; progress.value = Math.min(got, total);
-      loaded.textContent = mb(got) + " of " + mb(total);
-    });
-    return Promise.all([loadOrt(), vocab, bytes]).then(function (all) {
+    var bytes = download(LIVE + m.model, m.bytes, counted("model"));
+    var wasm = download(ORT + WASM, 0, counted("wasm"));
+    return Promise.all([loadOrt(), vocab, bytes, wasm]).then(function (all) {
       var ort = all[0], data = all[2];
       timing.download_ms = performance.now() - t0;
       meter.hidden = true;
@@ -161,7 +173,8 @@ function loadModel() {  // -> {session, vocab, manifest, timing}; one promise pe
         if (hex(d) !== m.sha256) { throw new Error("the model file is damaged: its SHA-256 is not the manifest's"); }
       }) : Promise.resolve();  // no crypto.subtle outside secure contexts: the size check above must do
       return checked.then(function () {
-        ort.env.wasm.wasmPaths = ORT;
+        ort.env.wasm.wasmPaths = ORT;  // its loader (.mjs) still comes from there
+        ort.env.wasm.wasmBinary = all[3];  // the WebAssembly downloaded above: ONNX Runtime does not fetch it again
         if (!window.crossOriginIsolated) { ort.env.wasm.numThreads = 1; }  // threads need cross-origin isolation
         var t1 = performance.now();
         return ort.InferenceSession.create(data, {executionProviders: ["wasm"]}).then(function (session) {
@@ -178,6 +191,11 @@ function loadModel() {  // -> {session, vocab, manifest, timing}; one promise pe
 
 // --- one sentence -----------------------------------------------------------------------------------------------
 var chosen = {layer: 0, head: 0}, runs = 0, busy = false;
+function setBusy(on) {  // aria-disabled, not disabled: a disabled button loses the focus; clicks are ignored
+  busy = on; button.setAttribute("aria-disabled", String(on));
+}
+setBusy(false);
+var CUT = "The box takes at most " + thousands(CONFIG.max_chars) + " characters: the rest was cut.";
 function refuse(text) {
   say(message, [text]); message.className = "al-message al-refused"; box.focus();
 }
@@ -186,7 +204,7 @@ form.addEventListener("submit", function (e) {
   if (busy) { return; }
   var text = box.value;
   if (!text.trim()) { refuse("Type a sentence first: the box is empty."); return; }
-  busy = true; button.disabled = true; root.dataset.state = "loading";
+  setBusy(true); root.dataset.state = "loading";
   say(message, []); message.className = "al-message";
   var first = !shared.session;
   loadModel().then(function (model) {
@@ -220,7 +238,20 @@ form.addEventListener("submit", function (e) {
     root.dataset.state = "error";
     say(status, ["Could not run the model: " + (err && err.message ? err.message : String(err)) +
       ". Press the button to try again."]);
-  }).then(function () { busy = false; button.disabled = false; });
+  }).then(function () { setBusy(false); });
+});
+box.addEventListener("input", function () {  // the box keeps max_chars characters: text that reaches it says so
+  var full = box.value.length >= CONFIG.max_chars;
+  if (box.value.length > CONFIG.max_chars) {  // set by a script: maxLength does not apply
+    var keep = CONFIG.max_chars;
+    if (/[\ud800-\udbff]/.test(box.value.charAt(keep - 1))) { keep -= 1; }  // not half a character
+    box.value = box.value.slice(0, keep);
+  }
+  if (full) {
+    say(message, [CUT]); message.className = "al-message al-truncated";
+  } else if (message.textContent === CUT) {
+    say(message, []); message.className = "al-message";
+  }
 });
 box.addEventListener("keydown", function (e) {  // Enter reads the sentence; Shift+Enter starts a new line
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); form.requestSubmit(button); }
@@ -267,6 +298,23 @@ for (var q = 0; q < 256; q++) {
   ramp.push([0, 1, 2].map(function (c) { return Math.round(stops[k][c] + f * (stops[k + 1][c] - stops[k][c])); }));
 }
 var thumbs = null, buttons = [], holder = null, viewerRoot = null, draws = 0;
+// viewer.js adds a "resize" listener to window and never removes it (a notebook draws a viewer once). Here it runs
+// for every sentence: the listeners it adds are caught while it runs and removed before the next sentence's
+// viewer, else each would keep its old viewer alive.
+var viewerListeners = [];  // [listener, options]
+
+function runViewer(renderer) {  // insert the viewer's script (it runs at once), catching its "resize" listeners
+  var own = Object.prototype.hasOwnProperty.call(window, "addEventListener"), add = window.addEventListener;
+  window.addEventListener = function (type, listener, options) {
+    if (type === "resize") { viewerListeners.push([listener, options]); }
+    return add.apply(this, arguments);
+  };
+  try {
+    holder.appendChild(renderer);
+  } finally {
+    if (own) { window.addEventListener = add; } else { delete window.addEventListener; }
+  }
+}
 
 function paint(canvas, rows) {
   var T = rows.length, ctx = canvas.getContext("2d");
@@ -288,7 +336,8 @@ function buildThumbs(layers, heads) {
   thumbs.setAttribute("aria-label", "All " + layers * heads + " heads, a row per layer: choose one to show it " +
     "large (arrow keys move between them)");
   thumbs.style.gridTemplateColumns = "max-content repeat(" + heads + ", max-content)";
-  thumbs.appendChild(el("span", "al-corner", "layer \u2193 head \u2192")).setAttribute("aria-hidden", "true");
+  // no-break spaces: on a narrow screen the corner breaks into two lines, "layer \u2193" over "head \u2192"
+  thumbs.appendChild(el("span", "al-corner", "layer\u00a0\u2193 head\u00a0\u2192")).setAttribute("aria-hidden", "true");
   for (var h = 0; h < heads; h++) {
     thumbs.appendChild(el("span", "al-colhead", String(h + 1))).setAttribute("aria-hidden", "true");
   }
@@ -363,11 +412,14 @@ function draw(out) {
   payload.type = "application/json";
   payload.textContent = JSON.stringify(data).replace(/</g, "\\u003c");  // data, never run, never parsed as HTML
   viewerRoot.appendChild(payload);
+  viewerListeners.forEach(function (a) { window.removeEventListener("resize", a[0], a[1]); });
+  viewerListeners = [];
   holder.textContent = "";
   holder.appendChild(viewerRoot);
   var renderer = document.createElement("script");  // the book's viewer, run as a notebook host runs it
   renderer.text = CONFIG.viewer.split(CONFIG.viewer_id_marker).join(viewerRoot.id);
-  holder.appendChild(renderer);
+  runViewer(renderer);
+  out.viewerListeners = viewerListeners.length;  // for the tests: the viewer's listeners on window now
   viewerRoot.addEventListener("input", function () {  // the viewer's sliders move the thumbnails' choice too
     var l = viewerRoot.querySelector('input.av-axis[data-axis="layer"]');
     var h = viewerRoot.querySelector('input.av-axis[data-axis="head"]');

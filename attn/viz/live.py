@@ -10,10 +10,10 @@ loaded for the next sentence.
 
 The files it reads, relative to the page's ``data-content_root`` (which Sphinx sets on every page):
 ``_static/live/`` (``manifest.json``, the model it names and ``vocab.txt``) and
-``_static/vendor/onnxruntime-web/`` (``ort.wasm.min.js`` and the WebAssembly it loads; book/vendor.py). A page
-without ``data-content_root`` (a live notebook) says that the model runs in the online book and shows the same
-in Python; a page opened from disk (``file:``) says how to serve the folder, since browsers do not let such a
-page load files.
+``_static/vendor/onnxruntime-web/`` (``ort.wasm.min.js``, its loader and its WebAssembly, which the page downloads
+itself to count it in the progress; book/vendor.py). A page without ``data-content_root`` (a live notebook) says
+that the model runs in the online book and shows the same in Python; a page opened from disk (``file:``) says how
+to serve the folder, since browsers do not let such a page load files.
 
 Like the viewer, the style and script are package data (``live.css``, ``live.js``, ``wordpiece.js``, listed in
 pyproject.toml) that reach the page verbatim, with two markers in live.js filled in: ``__LIVE_ID__`` (the
@@ -35,7 +35,7 @@ __all__ = ["LIVE_FOLDER", "ORT_FOLDER", "MAX_CHARS", "live_view"]
 
 LIVE_FOLDER = "_static/live/"  # manifest.json, the model and vocab.txt, under the page's content root
 ORT_FOLDER = "_static/vendor/onnxruntime-web/"  # ONNX Runtime Web (book/vendor.py)
-MAX_CHARS = 20_000  # the text box takes at most this many characters (the model reads 128 tokens of them)
+MAX_CHARS = 20_000  # characters the text box takes at most (the model reads attn.pretrained.MAX_TOKENS tokens)
 ID_MARKER = "__LIVE_ID__"
 CONFIG_MARKER = "__LIVE_CONFIG__"
 DEFAULT_SENTENCE = "The dog barked because it was hungry."

@@ -5,6 +5,10 @@ of attn's Bert in Python, and nothing the reader types may run.
 The pages are the built book's (``built_book``, served from its html folder as any static host would): chapter 11,
 where the view teaches, and chapters 6 and 13, which show it too; the model is the one the book's build exported
 (``book/_ext/live_model.py``, ``attn.pretrained.export_onnx``) and the runtime the vendored onnxruntime-web.
+
+The chapters embed the view as their saved outputs were made. To test live.js, live.css or live.py as they are now
+against a book built earlier, set ``ATTN_LIVE_PAGE_FROM_CODE=1``: the pages are then a copy of the built book made
+of symbolic links, in which the pages that show the view have it written anew by ``live_view()``.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 from pathlib import Path
 
 import axe_playwright_python
@@ -22,7 +27,7 @@ from browser_utils import check_viewer, opened
 
 from attn.pretrained import ModelNotInstalledError, encode, load_bert, load_tokenizer, model_dir
 from attn.viz import live_view
-from attn.viz.live import LIVE_FOLDER, PYTHON
+from attn.viz.live import LIVE_FOLDER, MAX_CHARS, ORT_FOLDER, PYTHON
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE_JS = Path(axe_playwright_python.__file__).with_name("axe.min.js")
@@ -31,6 +36,13 @@ PAGE = "notebooks/11_pretrained.html"  # the chapter that teaches the model; 6 a
 ALSO = ("notebooks/06_multi_head.html", "notebooks/13_explain.html")
 TOLERANCE = 1e-4  # max abs difference of an attention weight, browser vs torch
 STATE = "document.querySelector('.attn-live').dataset"
+WASM = "ort-wasm-simd-threaded.wasm"  # the runtime's WebAssembly, which live.js downloads itself (with progress)
+# A saved live view in a built page: live_view()'s style, container and two scripts, as the notebook output holds them.
+SAVED_VIEW = re.compile(
+    r"<style>\n(?:(?!<style>).)*?<div class='attn-live' id='attn-live-[0-9a-f]{16}'>.*?</div>"
+    r"<script>.*?</script><script>(.*?)</script>",
+    re.S,
+)
 
 
 def unavailable(reason: str) -> None:
@@ -45,15 +57,55 @@ def page_html(content_root: str | None, body: str) -> str:
     return f"<!doctype html><html{root}>{head}<body>{body}</body></html>"
 
 
+def with_the_current_view(page: str) -> str:
+    """``page`` (a built page's HTML) with each saved live view replaced by what ``live_view()`` writes now for the
+    same sentence."""
+
+    def anew(saved: re.Match) -> str:
+        script = saved.group(1)
+        start = script.index("var CONFIG = ") + len("var CONFIG = ")
+        sentence = json.JSONDecoder().raw_decode(script[start:])[0]["sentence"]
+        return live_view(sentence).html
+
+    out, n = SAVED_VIEW.subn(anew, page)
+    assert n == page.count("<div class='attn-live'"), "a saved live view that SAVED_VIEW does not match"
+    return out
+
+
+def copy_with_the_current_view(book: Path, folder: Path) -> Path:
+    """``folder``: ``book`` as symbolic links, except the pages that show the live view, written with it anew."""
+    pages = [p for p in book.rglob("*.html") if "<div class='attn-live'" in p.read_text(encoding="utf-8")]
+    assert pages, f"no page of {book} shows the live view"
+    rewritten = {p.relative_to(book) for p in pages}
+    holding = {parent for p in rewritten for parent in p.parents}  # the folders on the way to them, "." included
+
+    def copy(relative: Path) -> None:
+        for entry in sorted((book / relative).iterdir()):
+            at = relative / entry.name
+            if at in holding:
+                (folder / at).mkdir()
+                copy(at)
+            elif at in rewritten:
+                (folder / at).write_text(with_the_current_view(entry.read_text(encoding="utf-8")), encoding="utf-8")
+            else:
+                (folder / at).symlink_to(entry)
+
+    copy(Path("."))
+    return folder
+
+
 @pytest.fixture(scope="session")
-def live_site(built_book) -> Path:
-    """The built book (its html folder), with the live model its build exported (book/_ext/live_model.py)."""
+def live_site(built_book, tmp_path_factory) -> Path:
+    """The built book (its html folder), with the live model its build exported (book/_ext/live_model.py); with
+    ``ATTN_LIVE_PAGE_FROM_CODE=1``, a copy of it whose live views are written by the code as it is now."""
     try:
         model_dir()
     except ModelNotInstalledError as e:
         unavailable(str(e))
     if not (built_book / LIVE_FOLDER / "manifest.json").is_file():
         pytest.fail(f"the book was built without {LIVE_FOLDER}: book/_ext/live_model.py did not export the model")
+    if os.environ.get("ATTN_LIVE_PAGE_FROM_CODE") == "1":
+        return copy_with_the_current_view(built_book, tmp_path_factory.mktemp("book-with-the-current-live-view"))
     return built_book
 
 
@@ -128,6 +180,7 @@ def at_limit(limit: int) -> str:
 def test_three_sentences_give_the_tokens_and_weights_of_attns_bert(live_site, reference, serve, browser):
     bert, tokenizer, manifest = reference
     size = f"{manifest['bytes'] / 1e6:.1f} MB"
+    both = f"{(manifest['bytes'] + (live_site / ORT_FOLDER / WASM).stat().st_size) / 1e6:.1f} MB"  # model, runtime
     with opened(browser, serve(live_site), PAGE) as visit:
         page, live = visit.page, visit.page.locator(".attn-live")
         status = live.locator(".al-status")
@@ -158,10 +211,13 @@ def test_three_sentences_give_the_tokens_and_weights_of_attns_bert(live_site, re
             if k == 3:
                 assert len(out["tokens"]) == manifest["max_tokens"]
         shown = page.evaluate("window.shown")
-        assert f"Loading the model ({size})\u2026" in shown
-        assert any(t.endswith(f" of {size}") and t != f"0 of {size}" for t in shown), "no progress was shown"
+        assert f"Loading the model ({size}) and its runtime\u2026" in shown
+        # one counter for the model and the runtime's WebAssembly, which live.js hands to ONNX Runtime
+        assert any(t.endswith(f" of {both}") and t != f"{both} of {both}" for t in shown), "no progress was shown"
+        assert f"{both} of {both}" in shown
         assert "Preparing the model\u2026" in shown
         assert sum(u.endswith("/" + manifest["model"]) for u in visit.local) == 1, "the model loaded more than once"
+        assert sum(u.endswith("/" + WASM) for u in visit.local) == 1, "the WebAssembly loaded more than once"
         assert visit.errors == [] and visit.external == [] and visit.failed == [] and visit.dialogs == []
 
 
@@ -223,6 +279,50 @@ def test_heads_are_chosen_by_thumbnail_keyboard_and_slider(live_site, reference,
         assert visit.external == []
 
 
+def resize_listeners(page) -> int:
+    """How many "resize" listeners the page's window holds (Chromium's DevTools protocol)."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        window = cdp.send("Runtime.evaluate", {"expression": "window"})["result"]["objectId"]
+        listeners = cdp.send("DOMDebugger.getEventListeners", {"objectId": window})["listeners"]
+        return sum(listener["type"] == "resize" for listener in listeners)
+    finally:
+        cdp.detach()
+
+
+def test_on_a_phone_four_sentences_fit_keep_one_viewer_and_the_focus(live_site, reference, serve, browser):
+    _, _, manifest = reference
+    with opened(browser, serve(live_site), PAGE) as visit:
+        page, live = visit.page, visit.page.locator(".attn-live")
+        page.set_viewport_size({"width": 360, "height": 740})
+        button = live.locator("button.al-go")
+        before = resize_listeners(page)  # the theme's, and those of the chapter's own viewers
+        sentences = ["The dog barked because it was hungry.", "A second one.", "Then a third, longer.", "Four."]
+        for k, text in enumerate(sentences, 1):
+            live.locator("textarea.al-text").fill(text)
+            button.click()
+            if k == 1:  # loading: the button says it is busy, and a second press starts nothing
+                assert live.get_attribute("data-state") == "loading"
+                assert button.get_attribute("aria-disabled") == "true" and not button.is_enabled()
+                button.click(force=True)  # Playwright waits for an aria-disabled button: press it anyway
+            page.wait_for_function(f"{STATE}.runs === '{k}' || {STATE}.state === 'error'", timeout=120_000)
+            assert live.get_attribute("data-state") == "ready", live.locator(".al-status").text_content()
+            # the button keeps the focus it had (a disabled button would have dropped it)
+            assert button.get_attribute("aria-disabled") == "false"
+            assert page.evaluate("document.activeElement.classList.contains('al-go')")
+            # the viewer's script, run once per sentence, left one viewer and one "resize" listener on window
+            assert live.locator(".attn-viewer").count() == 1
+            assert live.evaluate("r => r.attnLive.viewerListeners") == 1
+            assert resize_listeners(page) == before + 1
+            # 12 columns of thumbnails fit a phone's width: nothing in the view scrolls sideways
+            for part in (".attn-live", ".attn-live .al-heads"):
+                width = page.evaluate(f"(e => [e.scrollWidth, e.clientWidth])(document.querySelector('{part}'))")
+                assert width[0] <= width[1], f"{part} is {width[0]} px wide in {width[1]} px"
+        assert live.locator(".al-thumb").count() == manifest["layers"] * manifest["heads"]
+        assert sum(u.endswith("/" + manifest["model"]) for u in visit.local) == 1
+        assert visit.errors == [] and visit.external == [] and visit.failed == []
+
+
 EVIL = "<script>alert(1)</script><img src=x onerror=alert(1)> <u>bold</u> &amp; \u202eevil\u202c"
 
 
@@ -231,6 +331,7 @@ def test_hostile_long_and_empty_text(live_site, reference, serve, browser):
     with opened(browser, serve(live_site), PAGE) as visit:
         page, live = visit.page, visit.page.locator(".attn-live")
         message = live.locator(".al-message")
+        assert message.get_attribute("role") == "alert"  # refusals are announced
         # empty: refused before anything loads
         for empty in ("", "   \n\t "):
             live.locator("textarea.al-text").fill(empty)
@@ -245,6 +346,14 @@ def test_hostile_long_and_empty_text(live_site, reference, serve, browser):
         assert live.locator("img, u").count() == 0
         assert live.locator(".av-row").all_text_contents() == out["tokens"]
         assert live.locator(".av-col").all_text_contents() == out["tokens"]
+        assert message.text_content() == ""
+        # longer than the box takes: cut, and said so; a shorter text takes the message away
+        box = live.locator("textarea.al-text")
+        box.fill("words " * (MAX_CHARS // 5))
+        assert box.evaluate("b => b.value.length") == MAX_CHARS
+        assert message.text_content() == f"The box takes at most {MAX_CHARS:,} characters: the rest was cut."
+        assert message.is_visible()
+        box.fill("words")
         assert message.text_content() == ""
         # longer than the model reads: cut, and said so
         long = " ".join(["naïveté", "unaffable", "words"] * 200)
@@ -264,6 +373,17 @@ def test_hostile_long_and_empty_text(live_site, reference, serve, browser):
         live.locator("button.al-go").click()
         page.wait_for_function(f"{STATE}.state === 'ready' && document.querySelector('.al-message').textContent")
         assert message.text_content().startswith("Nothing to read")
+        assert live.get_attribute("data-runs") == "2"
+        # the padding token, typed: refused (the model's graph has no mask to hide it)
+        live.locator("textarea.al-text").fill("The [PAD] token.")
+        live.locator("button.al-go").click()
+        page.wait_for_function(
+            f"{STATE}.state === 'ready' && document.querySelector('.al-message').textContent.startsWith('[PAD]')"
+        )
+        assert message.text_content() == (
+            "[PAD] is the padding token, which the model never reads: take it out of the text."
+        )
+        assert message.is_visible()
         assert live.get_attribute("data-runs") == "2"
         assert visit.errors == [] and visit.external == [] and visit.dialogs == []
 

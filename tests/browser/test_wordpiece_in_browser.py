@@ -11,7 +11,7 @@ from browser_utils import opened
 
 from attn.pretrained import ModelNotInstalledError, encode, load_tokenizer, model_dir
 
-LIMIT = 128  # the live model's length limit, [CLS] and [SEP] included
+LIMIT = 128  # a limit below the live model's (attn.pretrained.MAX_TOKENS, tested too), [CLS] and [SEP] included
 
 STRINGS = [
     "The cat sat on the mat.",
